@@ -1,0 +1,5 @@
+"""`python -m denpex` runs the command line."""
+
+from denpex.cli import main
+
+main()

@@ -1,0 +1,22 @@
+"""The exceptions denpex raises on purpose.
+
+    DenpexError
+    ├── InputError      input that cannot be used at all (the CLI exits 2 with one line)
+    └── RulesError      a signature library that does not load, compile or validate
+
+Anything else escaping a stage is a bug in denpex, not in the input.
+"""
+
+from __future__ import annotations
+
+
+class DenpexError(Exception):
+    """Base of every error denpex raises deliberately."""
+
+
+class InputError(DenpexError):
+    """The input cannot be used: missing path, unreadable file, nothing diagnosable."""
+
+
+class RulesError(DenpexError):
+    """The signature library cannot be loaded, compiled or validated."""

@@ -1,0 +1,96 @@
+"""The gate: a confident rules answer, or an honest statement that the rules are not sure.
+
+Consumes ranked hypotheses, the ordered timeline and facts about the inputs; produces the
+`Diagnosis`. At or above the threshold the top hypothesis is returned as `confident`. Below it,
+the rules' candidates are kept as ranked alternatives under status `unknown`, for the hybrid
+path to improve on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+
+from denpex.ingest.timestamps import to_datetime
+from denpex.match.signature import Role
+from denpex.models import (
+    ClockOffset,
+    Diagnosis,
+    FirstAbnormal,
+    InputSummary,
+    Provenance,
+    Status,
+    Timeline,
+)
+from denpex.reason.hypotheses import Hypothesis
+from denpex.reason.root_causes import no_cause_summary, summary_of, to_root_cause
+from denpex.timeline.order import OrderedTimeline
+
+FIRST_ABNORMAL_SHOWN = 16
+
+
+def timeline_summary(timeline: OrderedTimeline, input_ranks: set[int]) -> Timeline:
+    matches = timeline.matches
+    ranks = input_ranks | {m.event.rank for m in matches if m.event.rank is not None}
+    hosts = {m.event.host for m in matches if m.event.host is not None}
+    first_per_rank: dict[int | None, FirstAbnormal] = {}
+    for match in matches:  # already in corrected time order
+        if match.role is Role.context or match.event.rank in first_per_rank:
+            continue
+        first_per_rank[match.event.rank] = FirstAbnormal(
+            rank=match.event.rank,
+            host=match.event.host,
+            time=to_datetime(match.event.time),
+            signature_id=match.signature_id,
+        )
+    return Timeline(
+        ranks_seen=len(ranks),
+        hosts_seen=len(hosts),
+        clock_offsets_s={h: c.offset_s for h, c in timeline.clocks.items()},
+        clock_estimates={
+            h: ClockOffset(
+                offset_s=c.offset_s, uncertainty_s=c.uncertainty_s or 0.0, anchors=c.anchors
+            )
+            for h, c in timeline.clocks.items()
+        },
+        reordered_events=timeline.reordered,
+        first_abnormal=list(first_per_rank.values())[:FIRST_ABNORMAL_SHOWN],
+    )
+
+
+def gate(
+    *,
+    hypotheses: Sequence[Hypothesis],
+    timeline: OrderedTimeline,
+    input_ranks: set[int],
+    dropped: Mapping[tuple[str, int | None], int],
+    inputs: list[InputSummary],
+    warnings: list[str],
+    threshold: float,
+    denpex_version: str,
+    rules_version: str,
+    started: float,
+) -> Diagnosis:
+    root_causes = [to_root_cause(h, dropped) for h in hypotheses]
+    if not root_causes:
+        status, summary = Status.no_failure, no_cause_summary(timeline.matches)
+    elif root_causes[0].confidence >= threshold:
+        status, summary = Status.confident, summary_of(root_causes[0])
+    else:
+        status = Status.unknown
+        summary = "The rules are not confident; the likeliest candidate: " + summary_of(
+            root_causes[0]
+        )
+    return Diagnosis(
+        status=status,
+        summary=summary,
+        root_causes=root_causes,
+        timeline=timeline_summary(timeline, input_ranks),
+        inputs=inputs,
+        provenance=Provenance(
+            denpex_version=denpex_version,
+            rules_version=rules_version,
+            elapsed_ms=int((time.perf_counter() - started) * 1000),
+        ),
+        warnings=warnings,
+    )

@@ -1,0 +1,135 @@
+"""Who printed a line: rank, local rank, host and pid from file paths and line prefixes.
+
+Consumes a path (relative to the input given) or one line of text; produces an `Attribution`
+and the message with the recognised prefixes removed. Only what the text states is recorded:
+torchrun's `[default3]:` names a local rank, PyTorch's excepthook `[rank3]:` a global rank,
+`srun --label` a task id (the Slurm global rank); none is turned into another.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from denpex.events import Attribution
+
+# --- file names -----------------------------------------------------------------------------
+
+_TORCHRUN_LOG = re.compile(r"attempt_\d+/(?P<local>\d+)/(?:stdout|stderr|error)\.(?:log|json)$")
+_RANK_IN_NAME = re.compile(r"(?:^|[^a-z])(?:global_?)?rank[_-]?(?P<n>\d+)(?![\d])", re.I)
+_LOCAL_RANK_IN_NAME = re.compile(r"(?:^|[^a-z])local_?rank[_-]?(?P<n>\d+)(?![\d])", re.I)
+_WORKER_IN_NAME = re.compile(r"(?:^|[^a-z])worker[_-]?(?P<n>\d+)(?![\d])", re.I)
+# Node names as clusters spell them: node01, gpu-042, compute-1-2, ip-10-0-0-1, nid001234.
+_HOSTLIKE_DIR = re.compile(r"^[a-z]+[-_]?\d+(?:[-.][a-z0-9]+){0,5}$", re.I)
+_HEX_RUN = re.compile(r"[0-9a-f]{8,}", re.I)
+_NOT_HOST_DIRS = re.compile(
+    r"^(?:attempt_\d+|rank[_-]?\d+|worker[_-]?\d+|local_?rank[_-]?\d+|logs?\d*|run\d*|job[_-]?\d*|"
+    r"step\d*|v\d+|\d+|slurm-\d+|out\d*|tmp\w*|py\d+|python\d.*)$",
+    re.I,
+)
+_SLURM_OUT = re.compile(r"slurm-(?P<job>\d+)(?:_(?P<task>\d+))?\.(?:out|err)$")
+
+
+def attribution_from_path(relative_path: str) -> Attribution:
+    """Rank, local rank and host that a file's path states.
+
+    `rank3.log`, `worker-3.log`, `node01/rank3.out`, and torchrun's `--log-dir` layout
+    `<run>/attempt_0/3/stderr.log` (which names a local rank) are recognised.
+    """
+    path = PurePosixPath(relative_path)
+    posix = path.as_posix()
+    name = path.name
+    rank = local_rank = None
+    if torchrun := _TORCHRUN_LOG.search(posix):
+        local_rank = int(torchrun["local"])
+    elif found := _LOCAL_RANK_IN_NAME.search(name):
+        local_rank = int(found["n"])
+    elif found := _RANK_IN_NAME.search(name) or _WORKER_IN_NAME.search(name):
+        rank = int(found["n"])
+    else:
+        for part in reversed(path.parts[:-1]):
+            if found := _RANK_IN_NAME.fullmatch(part) or _WORKER_IN_NAME.fullmatch(part):
+                rank = int(found["n"])
+                break
+    return Attribution(rank=rank, local_rank=local_rank, host=_host_from_dirs(path))
+
+
+def _host_from_dirs(path: PurePosixPath) -> str | None:
+    for part in reversed(path.parts[:-1]):
+        if (
+            len(part) <= 40
+            and _HOSTLIKE_DIR.match(part)
+            and not _NOT_HOST_DIRS.match(part)
+            and not _HEX_RUN.search(part)
+        ):
+            return part
+    return None
+
+
+# --- line prefixes ---------------------------------------------------------------------------
+
+_PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # PyTorch's distributed excepthook: global rank.
+    ("rank", re.compile(r"\[rank(?P<n>\d+)\]:[ ]?")),
+    # torchrun --tee / --redirects: role name plus local rank, e.g. [default3]: or [trainer0]:
+    ("local_rank", re.compile(r"\[(?!rank\d)[A-Za-z_][A-Za-z_-]*?(?P<n>\d+)\]:[ ]?")),
+    # mpirun --tag-output: [jobid,rank]<stdout>:
+    ("rank", re.compile(r"\[\d+,(?P<n>\d+)\]<std(?:out|err)>:[ ]?")),
+    # Ray worker prefix: (RayTrainWorker pid=123, ip=10.0.0.2)
+    ("ray", re.compile(r"\((?:[\w.]+ )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\)[ ]?")),
+)
+_SRUN_LABEL = re.compile(r"[ ]{0,4}(?P<n>\d{1,6}): ")
+
+
+@dataclass(frozen=True, slots=True)
+class Prefixed:
+    who: Attribution
+    message: str
+
+
+def split_prefixes(line: str, *, srun_labelled: bool = False) -> Prefixed:
+    """Strip launcher prefixes from the front of a line and say whom they name.
+
+    Prefixes chain (`[default2]:[rank2]: Traceback ...`); each is consumed in turn. An srun
+    task label (`3: `) is only taken when the source is known to be labelled throughout, since
+    a bare number and colon can open ordinary text.
+    """
+    rank = local_rank = pid = None
+    host = None
+    position = 0
+    if srun_labelled and (label := _SRUN_LABEL.match(line)):
+        rank = int(label["n"])
+        position = label.end()
+    progressed = True
+    while progressed:
+        progressed = False
+        for kind, pattern in _PREFIXES:
+            found = pattern.match(line, position)
+            if not found:
+                continue
+            if kind == "rank":
+                rank = int(found["n"])
+            elif kind == "local_rank":
+                local_rank = int(found["n"])
+            else:
+                pid = int(found["pid"])
+                host = found["ip"] or host
+            position = found.end()
+            progressed = True
+            break
+    return Prefixed(Attribution(rank, local_rank, host, pid), line[position:])
+
+
+def looks_srun_labelled(sample_lines: list[str]) -> bool:
+    """True when most lines of a sample carry an srun `--label` task prefix."""
+    meaningful = [line for line in sample_lines if line.strip()]
+    if len(meaningful) < 3:
+        return False
+    labelled = sum(1 for line in meaningful if _SRUN_LABEL.match(line))
+    return labelled >= 0.8 * len(meaningful)
+
+
+def slurm_job_from_name(name: str) -> str | None:
+    found = _SLURM_OUT.search(name)
+    return found["job"] if found else None

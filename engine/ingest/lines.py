@@ -1,0 +1,160 @@
+"""Turns a matched line of a chunk into an `Event`: who printed it, when, and its traceback.
+
+Consumes a chunk and the offset of a line in it; produces an `Event`. Only lines that matter are
+decoded. A line without a timestamp takes the nearest earlier one printed by the same emitter
+(then any earlier one, then a later one) and is marked inferred. A Python exception line keeps
+the traceback above it as its context, so a multi-line traceback is one event.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from denpex.events import Attribution, Event
+from denpex.ingest.attribution import Prefixed, split_prefixes
+from denpex.ingest.reader import Chunk
+from denpex.ingest.timestamps import NO_STAMP, Stamp, parse_stamp
+
+MAX_TEXT = 2000
+LOOKAROUND_LINES = 200
+MAX_TRACEBACK_LINES = 120
+_TRACEBACK_HEAD = "Traceback (most recent call last):"
+_SYSLOG_HOST = re.compile(
+    r"^(?:[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}(?:\.\d+)?|\d{4}-\d{2}-\d{2}T[\d:.,+-]+Z?) "
+    r"(?P<host>[A-Za-z0-9][\w.-]*) (?:kernel|[\w./-]+(?:\[\d+\])?):"
+)
+
+
+@dataclass
+class SourceContext:
+    """Facts about one input that every line of it shares."""
+
+    name: str
+    who: Attribution
+    default_year: int
+    srun_labelled: bool = False
+    years_seen: set[int] = field(default_factory=set)
+
+
+def line_bounds(data: bytes, start: int) -> tuple[int, int]:
+    end = data.find(b"\n", start)
+    return start, len(data) if end < 0 else end
+
+
+def decode(raw: bytes) -> str:
+    text = raw.decode("utf-8", errors="replace")
+    return text[:-1] if text.endswith("\r") else text
+
+
+def clip(text: str, around: int | None = None) -> str:
+    """At most MAX_TEXT characters of a line, centred on `around` when given."""
+    if len(text) <= MAX_TEXT:
+        return text
+    if around is None:
+        return text[:MAX_TEXT] + " …[line cut]"
+    start = max(0, min(around - MAX_TEXT // 2, len(text) - MAX_TEXT))
+    return "…" + text[start : start + MAX_TEXT] + "…"
+
+
+def _previous_line_starts(data: bytes, start: int, limit: int) -> list[int]:
+    starts: list[int] = []
+    position = start
+    while position > 0 and len(starts) < limit:
+        previous = data.rfind(b"\n", 0, position - 1) + 1
+        starts.append(previous)
+        position = previous
+    return starts
+
+
+def _next_line_starts(data: bytes, start: int, limit: int) -> list[int]:
+    starts: list[int] = []
+    position = data.find(b"\n", start)
+    while position >= 0 and position + 1 < len(data) and len(starts) < limit:
+        starts.append(position + 1)
+        position = data.find(b"\n", position + 1)
+    return starts
+
+
+def split(raw: bytes, context: SourceContext) -> Prefixed:
+    return split_prefixes(decode(raw), srun_labelled=context.srun_labelled)
+
+
+def _stamp_of(prefixed: Prefixed, context: SourceContext) -> Stamp:
+    stamp = parse_stamp(prefixed.message, context.default_year)
+    if stamp.year is not None:
+        context.years_seen.add(stamp.year)
+    return stamp
+
+
+def _same_emitter(a: Attribution, b: Attribution) -> bool:
+    return (a.rank, a.local_rank, a.pid) == (b.rank, b.local_rank, b.pid)
+
+
+def _inherited_stamp(data: bytes, start: int, who: Attribution, context: SourceContext) -> Stamp:
+    fallback = NO_STAMP
+    for previous in _previous_line_starts(data, start, LOOKAROUND_LINES):
+        prefixed = split(data[slice(*line_bounds(data, previous))], context)
+        stamp = _stamp_of(prefixed, context)
+        if not stamp.found:
+            continue
+        if _same_emitter(prefixed.who, who):
+            return stamp
+        if not fallback.found:
+            fallback = stamp
+    if fallback.found:
+        return fallback
+    for following in _next_line_starts(data, start, LOOKAROUND_LINES // 4):
+        stamp = _stamp_of(split(data[slice(*line_bounds(data, following))], context), context)
+        if stamp.found:
+            return stamp
+    return NO_STAMP
+
+
+def _traceback_above(
+    data: bytes, start: int, who: Attribution, context: SourceContext
+) -> list[str]:
+    """The traceback block ending just above an exception line, or [] if there is none."""
+    block: list[str] = []
+    for previous in _previous_line_starts(data, start, MAX_TRACEBACK_LINES):
+        prefixed = split(data[slice(*line_bounds(data, previous))], context)
+        if not _same_emitter(prefixed.who, who):
+            continue  # interleaved output of another rank
+        message = prefixed.message
+        if message.startswith(_TRACEBACK_HEAD):
+            block.append(clip(message))
+            block.reverse()
+            return block
+        if not message.startswith((" ", "\t")) and message.strip():
+            return []
+        block.append(clip(message))
+    return []
+
+
+def build_event(
+    chunk: Chunk, line_start: int, line_number: int, context: SourceContext, hit_at: int = 0
+) -> Event:
+    """The event for the line of `chunk` starting at `line_start` (line `line_number`)."""
+    data = chunk.data
+    start, end = line_bounds(data, line_start)
+    raw = data[start:end]
+    prefixed = split(raw, context)
+    who = prefixed.who.merged_over(context.who)
+    if who.host is None and (syslog := _SYSLOG_HOST.match(prefixed.message)):
+        who = Attribution(who.rank, who.local_rank, syslog["host"], who.pid)
+    stamp = _stamp_of(prefixed, context)
+    inferred = False
+    if not stamp.found:
+        stamp = _inherited_stamp(data, start, prefixed.who, context)
+        inferred = stamp.found
+    return Event(
+        source=context.name,
+        line=line_number,
+        offset=chunk.base_offset + start,
+        text=clip(decode(raw), hit_at),
+        who=who,
+        time=stamp.epoch,
+        time_inferred=inferred,
+        boot_seconds=stamp.boot_seconds,
+        context=tuple(_traceback_above(data, start, prefixed.who, context)),
+    )

@@ -1,0 +1,288 @@
+"""Inputs as named byte streams: files, directories, tar/zip archives, gzip files and stdin.
+
+Consumes the paths a user gave (or `-` for stdin); produces `Input`s, each a display name, a
+path for attribution and a stream opened lazily, plus human-readable warnings for what was
+skipped or read partially. Nothing is ever extracted to disk, archive member names are never
+trusted, sizes are bounded, and a broken archive yields the members read before the break.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import shutil
+import tarfile
+import tempfile
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO
+
+from denpex.errors import InputError
+
+STDIN = "-"
+_SNIFF = 8192
+_MAX_NESTING = 2
+_MAX_MEMBERS = 100_000
+READ_ERRORS = (OSError, EOFError, zlib.error, tarfile.TarError, zipfile.BadZipFile)
+
+
+@dataclass(frozen=True)
+class Input:
+    """One readable log-like input. `open()` may be called once for archive members."""
+
+    name: str
+    relative: str
+    size: int | None
+    open: Callable[[], AbstractContextManager[BinaryIO]]
+
+
+@dataclass
+class Collector:
+    """Warnings gathered while walking inputs; every skip or partial read is said here."""
+
+    warnings: list[str]
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+
+
+def _kind_of_header(header: bytes) -> str:
+    if header.startswith(b"\x1f\x8b"):
+        return "gzip"
+    if header.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return "zip"
+    if len(header) >= 262 and header[257:262] == b"ustar":
+        return "tar"
+    return "plain"
+
+
+def safe_member_name(name: str) -> tuple[str, bool]:
+    """A member name with absolute and parent parts removed, and whether it had to change."""
+    path = PurePosixPath(name.replace("\\", "/"))
+    parts = [p for p in path.parts if p not in ("/", "..", ".")]
+    escapes = path.is_absolute() or ".." in path.parts
+    return "/".join(parts) or "unnamed", escapes
+
+
+def iter_inputs(paths: list[str], stdin: BinaryIO | None, collector: Collector) -> Iterator[Input]:
+    """Every input under `paths`, in a stable order. Raises InputError for a missing path."""
+    for given in paths:
+        if given == STDIN:
+            if stdin is None:
+                raise InputError("'-' given but no standard input is available")
+            yield from _from_stream("<stdin>", "", stdin, collector, depth=0)
+            continue
+        path = Path(given)
+        if not path.exists():
+            raise InputError(f"{given}: no such file or directory")
+        if path.is_dir():
+            yield from _from_directory(path, given, collector)
+        else:
+            yield from _from_file(path, given, path.name, collector, depth=0)
+
+
+def _from_directory(root: Path, shown: str, collector: Collector) -> Iterator[Input]:
+    for directory, subdirs, files in os.walk(root, followlinks=False):
+        subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
+        for file_name in sorted(files):
+            if file_name.startswith("."):
+                continue
+            path = Path(directory) / file_name
+            relative = path.relative_to(root).as_posix()
+            if path.is_symlink() and not path.resolve().is_relative_to(root.resolve()):
+                collector.warn(f"{shown}/{relative}: skipped, a link that leaves {shown}")
+                continue
+            yield from _from_file(path, f"{shown.rstrip('/')}/{relative}", relative, collector, 0)
+
+
+def _from_file(
+    path: Path, shown: str, relative: str, collector: Collector, depth: int
+) -> Iterator[Input]:
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(_SNIFF)
+        size = path.stat().st_size
+    except OSError as error:
+        collector.warn(f"{shown}: skipped, cannot be read ({error.strerror or error})")
+        return
+    kind = _kind_of_header(header)
+    if kind == "plain":
+        yield Input(shown, relative, size, lambda: path.open("rb"))
+    elif kind == "zip":
+        yield from _from_zip(lambda: path.open("rb"), shown, collector, depth)
+    else:
+        yield from _from_tar_or_gzip(lambda: path.open("rb"), shown, relative, collector, depth)
+
+
+def _from_stream(
+    shown: str, relative: str, stream: BinaryIO, collector: Collector, depth: int
+) -> Iterator[Input]:
+    # A stream cannot be rewound, so spool it; the spool moves to disk past 64 MiB.
+    with tempfile.SpooledTemporaryFile(max_size=64 * 1024 * 1024) as spool:
+        try:
+            shutil.copyfileobj(stream, spool, 1024 * 1024)
+        except READ_ERRORS as error:
+            collector.warn(f"{shown}: read stopped early ({error})")
+        size = spool.tell()
+        spool.seek(0)
+        kind = _kind_of_header(spool.read(_SNIFF))
+
+        @contextmanager
+        def reopen() -> Iterator[BinaryIO]:
+            spool.seek(0)
+            yield spool  # type: ignore[misc]  # the spool outlives each reader
+
+        if kind == "plain":
+            yield Input(shown, relative, size, reopen)
+        elif kind == "zip":
+            yield from _from_zip(reopen, shown, collector, depth)
+        else:
+            yield from _from_tar_or_gzip(reopen, shown, relative, collector, depth)
+
+
+def _nested(
+    member_shown: str, relative: str, data: BinaryIO, collector: Collector, depth: int
+) -> Iterator[Input]:
+    if depth + 1 > _MAX_NESTING:
+        collector.warn(f"{member_shown}: skipped, archives nested deeper than {_MAX_NESTING}")
+        return
+    yield from _from_stream(member_shown, relative, data, collector, depth + 1)
+
+
+def _from_tar_or_gzip(
+    opener: Callable[[], AbstractContextManager[BinaryIO]],
+    shown: str,
+    relative: str,
+    collector: Collector,
+    depth: int,
+) -> Iterator[Input]:
+    with opener() as raw:
+        try:
+            archive = tarfile.open(fileobj=raw, mode="r|*")  # noqa: SIM115 - closed below
+        except tarfile.ReadError:
+            archive = None
+        if archive is None:
+            yield from _gzip_log(opener, shown, relative, collector)
+            return
+        with archive:
+            yield from _tar_members(archive, shown, collector, depth)
+
+
+def _gzip_log(
+    opener: Callable[[], AbstractContextManager[BinaryIO]],
+    shown: str,
+    relative: str,
+    collector: Collector,
+) -> Iterator[Input]:
+    @contextmanager
+    def open_gzip() -> Iterator[BinaryIO]:
+        with opener() as raw:
+            yield gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[misc]
+
+    yield Input(shown, relative.removesuffix(".gz"), None, open_gzip)
+
+
+def _tar_members(
+    archive: tarfile.TarFile, shown: str, collector: Collector, depth: int
+) -> Iterator[Input]:
+    read = 0
+    try:
+        for member in archive:
+            read += 1
+            if read > _MAX_MEMBERS:
+                collector.warn(f"{shown}: stopped after {_MAX_MEMBERS} members")
+                return
+            if not member.isfile():
+                if member.issym() or member.islnk():
+                    collector.warn(f"{shown}!{member.name}: skipped, a link inside the archive")
+                continue
+            name, changed = safe_member_name(member.name)
+            if changed:
+                collector.warn(
+                    f"{shown}!{member.name}: the name escapes the archive; read as {name!r}, "
+                    "nothing is written to disk"
+                )
+            handle = archive.extractfile(member)
+            if handle is None:
+                continue
+            member_shown = f"{shown}!{name}"
+            head = handle.read(_SNIFF)
+            body: BinaryIO = Rejoined(head, handle)
+            if _kind_of_header(head) != "plain":
+                yield from _nested(member_shown, name, body, collector, depth)
+                continue
+            yield Input(member_shown, name, member.size, lambda body=body: nullcontext(body))
+    except READ_ERRORS as error:
+        collector.warn(f"{shown}: archive is damaged or truncated after {read} members ({error})")
+
+
+def _from_zip(
+    opener: Callable[[], AbstractContextManager[BinaryIO]],
+    shown: str,
+    collector: Collector,
+    depth: int,
+) -> Iterator[Input]:
+    with opener() as raw:
+        try:
+            archive = zipfile.ZipFile(raw)
+        except READ_ERRORS as error:
+            collector.warn(f"{shown}: skipped, not a readable zip archive ({error})")
+            return
+        with archive:
+            for info in archive.infolist()[:_MAX_MEMBERS]:
+                if info.is_dir():
+                    continue
+                name, changed = safe_member_name(info.filename)
+                if changed:
+                    collector.warn(
+                        f"{shown}!{info.filename}: the name escapes the archive; read as "
+                        f"{name!r}, nothing is written to disk"
+                    )
+                member_shown = f"{shown}!{name}"
+                try:
+                    with archive.open(info) as handle:
+                        head = handle.read(_SNIFF)
+                        if _kind_of_header(head) != "plain":
+                            yield from _nested(
+                                member_shown, name, Rejoined(head, handle), collector, depth
+                            )
+                            continue
+                except (*READ_ERRORS, RuntimeError, NotImplementedError) as error:
+                    collector.warn(f"{member_shown}: skipped, cannot be read ({error})")
+                    continue
+                yield Input(
+                    member_shown,
+                    name,
+                    info.file_size,
+                    lambda info=info: archive.open(info),  # type: ignore[misc]
+                )
+
+
+class Rejoined(io.RawIOBase):
+    """A stream whose first bytes were already read for sniffing, put back in front."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:  # type: ignore[override]
+        if self._head:
+            if size < 0:
+                head, self._head = self._head, b""
+                return head + self._rest.read()
+            head, self._head = self._head[:size], self._head[size:]
+            return head
+        return self._rest.read(size)
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)

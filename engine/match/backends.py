@@ -1,0 +1,148 @@
+"""Two interchangeable scanners that find candidate lines for every pattern in one buffer.
+
+Consumes the library's patterns and raw byte buffers; produces, per buffer, the start offsets of
+lines on which a pattern may match. Hyperscan does this for all patterns in one pass over the
+bytes; the pure-`re` backend is the portable stand-in where Hyperscan is unavailable.
+
+Both backends only propose lines. `scan.py` confirms each proposal with Python's `re` on the
+isolated line, so a line is reported exactly when `re.search(pattern, line)` matches. That makes
+the two backends agree by construction as long as each proposes a superset of the true lines,
+which the differential test checks over every example in the library.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from denpex.errors import RulesError
+
+try:  # Hyperscan is a compiled extension; the re backend keeps denpex working without it.
+    import hyperscan
+except ImportError:  # pragma: no cover - exercised only on machines without the wheel
+    hyperscan = None
+
+
+@dataclass(frozen=True, slots=True)
+class PatternSpec:
+    """One pattern as the scanners see it: the regex, its flags and its required literals."""
+
+    regex: str
+    caseless: bool
+    keywords: tuple[str, ...]
+
+
+LineStarts = dict[int, list[int]]
+"""Pattern index -> sorted start offsets of the lines it may match."""
+
+
+class Scanner(Protocol):
+    name: str
+
+    def candidate_lines(self, buffer: bytes) -> LineStarts: ...
+
+
+def _line_start(buffer: bytes, offset: int) -> int:
+    return buffer.rfind(b"\n", 0, offset) + 1
+
+
+class HyperscanScanner:
+    """All patterns in one Hyperscan block-mode database; one pass per buffer."""
+
+    name = "hyperscan"
+
+    def __init__(self, patterns: Sequence[PatternSpec]) -> None:
+        if hyperscan is None:
+            raise RulesError("hyperscan is not installed; use the re backend")
+        self._database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        flags = [
+            hyperscan.HS_FLAG_MULTILINE | (hyperscan.HS_FLAG_CASELESS if p.caseless else 0)
+            for p in patterns
+        ]
+        try:
+            self._database.compile(
+                expressions=[p.regex.encode() for p in patterns],
+                ids=list(range(len(patterns))),
+                elements=len(patterns),
+                flags=flags,
+            )
+        except hyperscan.error as error:
+            raise RulesError(f"hyperscan cannot compile the library: {error}") from None
+        self._scratch = hyperscan.Scratch(self._database)
+
+    def candidate_lines(self, buffer: bytes) -> LineStarts:
+        found: LineStarts = {}
+        covered_until: dict[int, int] = {}
+
+        def on_match(pattern: int, _start: int, end: int, _flags: int, _context: object) -> None:
+            # Hyperscan reports every end offset; one report per line is all we need.
+            if end <= covered_until.get(pattern, -1):
+                return None
+            last = end - 1 if end > 0 else 0
+            start = _line_start(buffer, last)
+            line_end = buffer.find(b"\n", last)
+            covered_until[pattern] = len(buffer) if line_end < 0 else line_end
+            found.setdefault(pattern, []).append(start)
+            return None
+
+        self._database.scan(buffer, match_event_handler=on_match, scratch=self._scratch)
+        return found
+
+
+class RegexScanner:
+    """Python `re` over the whole buffer, one pattern at a time, skipping absent literals."""
+
+    name = "re"
+
+    def __init__(self, patterns: Sequence[PatternSpec]) -> None:
+        self._patterns = [
+            (
+                re.compile(p.regex.encode(), re.MULTILINE | (re.IGNORECASE if p.caseless else 0)),
+                tuple(k.encode() for k in p.keywords) if not p.caseless else (),
+            )
+            for p in patterns
+        ]
+
+    def candidate_lines(self, buffer: bytes) -> LineStarts:
+        found: LineStarts = {}
+        for index, (compiled, keywords) in enumerate(self._patterns):
+            if keywords and not any(k in buffer for k in keywords):
+                continue
+            starts = self._lines_for(compiled, buffer)
+            if starts:
+                found[index] = starts
+        return found
+
+    @staticmethod
+    def _lines_for(compiled: re.Pattern[bytes], buffer: bytes) -> list[int]:
+        # Restart at the line after each hit's start, so every line that holds a match start
+        # is proposed even when an earlier match ran across a newline.
+        starts: list[int] = []
+        position = 0
+        size = len(buffer)
+        while position < size:
+            hit = compiled.search(buffer, position)
+            if hit is None:
+                break
+            starts.append(_line_start(buffer, hit.start()))
+            next_line = buffer.find(b"\n", hit.start())
+            if next_line < 0:
+                break
+            position = next_line + 1
+        return starts
+
+
+def available_backends() -> list[str]:
+    return ["hyperscan", "re"] if hyperscan is not None else ["re"]
+
+
+def make_scanner(patterns: Sequence[PatternSpec], backend: str = "auto") -> Scanner:
+    if backend == "auto":
+        backend = "hyperscan" if hyperscan is not None else "re"
+    if backend == "hyperscan":
+        return HyperscanScanner(patterns)
+    if backend == "re":
+        return RegexScanner(patterns)
+    raise RulesError(f"unknown matcher backend {backend!r}; choose hyperscan, re or auto")

@@ -1,0 +1,194 @@
+"""Checks the signature library: schema, ids, both backends, pattern hygiene and examples.
+
+Consumes a rules directory; produces a list of `Problem`s (empty when the library is clean).
+`denpex rules lint` prints them; the test suite asserts there are none. Every example line is
+run through the whole library in every available backend: a `match` example must be reported
+by its signature with the captures it lists, and must not be claimed by a higher-priority
+signature; a `no_match` example must not be reported by its signature.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+from denpex.errors import RulesError
+from denpex.match.backends import PatternSpec, available_backends, make_scanner
+from denpex.match.keywords import required_literals
+from denpex.match.library import (
+    Library,
+    default_rules_dir,
+    load_library,
+    load_signature,
+    signature_files,
+)
+from denpex.match.scan import Matcher
+from denpex.match.signature import Role, Signature
+
+# Names a template may use besides the captures: who the evidence is about, and the culprit
+# inference's outputs.
+KNOWN_PLACEHOLDERS = frozenset({"rank", "local_rank", "host", "pid", "suspects", "seq"})
+_LEADING_ANCHOR = re.compile(r"^\^(?!\|)")
+_UNBOUNDED_TAIL = re.compile(r"(?<!\\)\.[*+]\)*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+def _capture_names(signature: Signature) -> set[str]:
+    names: set[str] = set()
+    for pattern in signature.patterns:
+        names |= set(re.compile(pattern.regex).groupindex)
+        for nearby in pattern.nearby:
+            names |= set(re.compile(nearby.regex).groupindex)
+    return names
+
+
+def _placeholders(template: str) -> set[str]:
+    try:
+        return {field for _, field, _, _ in string.Formatter().parse(template) if field}
+    except ValueError:
+        return {"<malformed template>"}
+
+
+def _pattern_problems(signature: Signature) -> list[Problem]:
+    problems: list[Problem] = []
+    for index, pattern in enumerate(signature.patterns):
+        where = f"{signature.id} pattern {index}"
+        if _LEADING_ANCHOR.match(pattern.regex):
+            problems.append(
+                Problem(
+                    where,
+                    "starts with ^: launcher prefixes ([rank3]:, srun "
+                    "labels) precede messages; use (?:^|\\]: ?) or no anchor",
+                )
+            )
+        if _UNBOUNDED_TAIL.search(pattern.regex):
+            problems.append(
+                Problem(
+                    where,
+                    "ends in .* or .+ without $: Hyperscan reports every "
+                    "end offset; end with $ or drop the tail",
+                )
+            )
+        if not (pattern.keywords or required_literals(pattern.regex)):
+            problems.append(
+                Problem(
+                    where,
+                    "no literal of 4+ characters that every match "
+                    "contains; list them under keywords",
+                )
+            )
+        for backend in available_backends():
+            try:
+                make_scanner([PatternSpec(pattern.regex, pattern.caseless, ())], backend)
+            except RulesError as error:
+                problems.append(Problem(where, f"{backend} backend: {error}"))
+    return problems
+
+
+def _template_problems(signature: Signature) -> list[Problem]:
+    allowed = _capture_names(signature) | KNOWN_PLACEHOLDERS
+    problems = []
+    for text in [signature.title, signature.caveat, *signature.next_steps]:
+        unknown = _placeholders(text) - allowed
+        if unknown:
+            problems.append(
+                Problem(signature.id, f"template names unknown {sorted(unknown)}: {text[:60]!r}")
+            )
+    if signature.role is Role.context and signature.next_steps:
+        problems.append(Problem(signature.id, "context signatures take no next_steps"))
+    return problems
+
+
+def _keyword_problems(signature: Signature) -> list[Problem]:
+    """Explicit keywords must occur in every example line their pattern matches."""
+    problems = []
+    for index, pattern in enumerate(signature.patterns):
+        if not pattern.keywords:
+            continue  # derived literals are required by construction
+        flags = re.IGNORECASE if pattern.caseless else 0
+        regex = re.compile(pattern.regex, flags | re.ASCII)
+        for example in signature.examples.match:
+            line = example.line.lower() if pattern.caseless else example.line
+            wanted = [k.lower() for k in pattern.keywords] if pattern.caseless else pattern.keywords
+            if regex.search(example.line) and not any(k in line for k in wanted):
+                problems.append(
+                    Problem(
+                        f"{signature.id} pattern {index}",
+                        f"example matches but has none of {pattern.keywords}",
+                    )
+                )
+    return problems
+
+
+def example_problems(library: Library, backend: str) -> list[Problem]:
+    """Every example of every signature, run through the whole library in one backend."""
+    matcher = Matcher(library, backend)
+    problems: list[Problem] = []
+    for signature in library.signatures:
+        for example in signature.examples.match:
+            all_hits = matcher.scan_text(example.line, keep_all=True)
+            mine = [m for m in all_hits if m.signature.id == signature.id]
+            where = f"{signature.id} [{backend}]"
+            if not mine:
+                problems.append(Problem(where, f"match example not matched: {example.line[:90]!r}"))
+                continue
+            for name, expected in example.captures.items():
+                got = mine[0].captures.get(name)
+                if got != expected:
+                    problems.append(
+                        Problem(
+                            where,
+                            f"capture {name}={got!r}, expected "
+                            f"{expected!r} in {example.line[:60]!r}",
+                        )
+                    )
+            winners = {m.signature.id for m in matcher.scan_text(example.line)}
+            if signature.id not in winners:
+                problems.append(
+                    Problem(
+                        where,
+                        f"example is claimed by higher-priority "
+                        f"{sorted(winners)}: {example.line[:70]!r}",
+                    )
+                )
+        for line in signature.examples.no_match:
+            if any(m.signature.id == signature.id for m in matcher.scan_text(line, keep_all=True)):
+                problems.append(
+                    Problem(
+                        f"{signature.id} [{backend}]", f"no_match example matched: {line[:90]!r}"
+                    )
+                )
+    return problems
+
+
+def lint(rules_dir: Path | None = None) -> list[Problem]:
+    rules_dir = rules_dir or default_rules_dir()
+    problems: list[Problem] = []
+    signatures: list[Signature] = []
+    for path in signature_files(rules_dir):
+        try:
+            signatures.append(load_signature(path, rules_dir))
+        except RulesError as error:
+            problems.append(Problem(str(path.relative_to(rules_dir)), str(error)))
+    if problems:
+        return problems  # examples cannot run against a library that does not load
+    for signature in signatures:
+        problems += _pattern_problems(signature)
+        problems += _template_problems(signature)
+        problems += _keyword_problems(signature)
+    if problems:
+        return problems
+    library = load_library(rules_dir)
+    for backend in available_backends():
+        problems += example_problems(library, backend)
+    return problems

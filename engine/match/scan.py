@@ -1,0 +1,276 @@
+"""Runs the signature library over inputs: one scanner pass per chunk, then confirmation.
+
+Consumes a `Library` and `Input`s; produces, per input, the confirmed `Match`es (with events
+built by ingest for the matched lines only), the input's summary, and any Flight Recorder dump
+found among the inputs. On a line several signatures match, only those of the highest priority
+are kept, so a specific signature is not doubled by a generic one. Repeated matches are bounded:
+per signature, source and emitter the first and last few are kept and the rest only counted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import BinaryIO
+
+from denpex.events import Attribution, Event, Match
+from denpex.ingest.attribution import attribution_from_path, looks_srun_labelled
+from denpex.ingest.kinds import BINARY, FR_DUMP, kind_of
+from denpex.ingest.lines import SourceContext, build_event, decode, line_bounds
+from denpex.ingest.reader import Chunk, ReadReport, iter_chunks
+from denpex.ingest.sources import READ_ERRORS, Input, Rejoined
+from denpex.match.backends import make_scanner
+from denpex.match.library import Library, PatternRef
+
+KEEP_EACH_END = 8
+MAX_DUMP_BYTES = 512 * 1024 * 1024
+_HEAD_BYTES = 65536
+_YEAR = re.compile(rb"(?<!\d)(20\d{2})-(?:0[1-9]|1[0-2])-(?:[0-2]\d|3[01])[T _]\d{2}:")
+
+
+@dataclass
+class _Kept:
+    first: list[Match] = field(default_factory=list)
+    last: deque[Match] = field(default_factory=lambda: deque(maxlen=KEEP_EACH_END))
+    seen: int = 0
+
+    def add(self, match: Match) -> None:
+        self.seen += 1
+        if len(self.first) < KEEP_EACH_END:
+            self.first.append(match)
+        else:
+            self.last.append(match)
+
+    @property
+    def dropped(self) -> int:
+        return self.seen - len(self.first) - len(self.last)
+
+
+@dataclass
+class ScannedInput:
+    name: str
+    relative: str
+    kind: str
+    bytes: int
+    lines: int
+    matches: list[Match]
+    dropped: dict[tuple[str, int | None], int]
+    """Matches counted but not kept, per (signature id, rank)."""
+    dump: bytes | None = None
+    warnings: list[str] = field(default_factory=list)
+    who: Attribution = field(default_factory=Attribution)
+    """What the input's path says about who wrote it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Confirmer:
+    ref: PatternRef
+    regex: re.Pattern[str]
+    nearby: tuple[tuple[re.Pattern[str], int, bool], ...]
+    """(regex, lines to look at, whether to look backwards)"""
+
+
+class Matcher:
+    """The compiled library: a scanner for candidate lines and `re` confirmers for captures."""
+
+    def __init__(self, library: Library, backend: str = "auto") -> None:
+        self.library = library
+        self.scanner = make_scanner([ref.spec for ref in library.patterns], backend)
+        self._confirmers = [
+            _Confirmer(
+                ref=ref,
+                regex=re.compile(ref.spec.regex, _flags(ref.spec.caseless)),
+                nearby=tuple(
+                    (
+                        re.compile(n.regex, _flags(ref.spec.caseless)),
+                        n.within,
+                        n.direction == "before",
+                    )
+                    for n in ref.pattern.nearby
+                ),
+            )
+            for ref in library.patterns
+        ]
+
+    @property
+    def backend(self) -> str:
+        return self.scanner.name
+
+    def scan_input(self, item: Input, fallback_year: int | None = None) -> ScannedInput:
+        who = attribution_from_path(item.relative)
+        report = ReadReport()
+        with item.open() as stream:
+            try:
+                head = stream.read(_HEAD_BYTES)
+            except READ_ERRORS as error:
+                return _unreadable(item, f"{item.name}: skipped, cannot be read ({error})")
+            kind = kind_of(item.relative, who, head)
+            body = Rejoined(head, stream)
+            if kind == FR_DUMP:
+                return _dump_input(item, kind, body)
+            if kind == BINARY:
+                return _unreadable(
+                    item, f"{item.name}: skipped, binary data that is not a known format", kind
+                )
+            context = SourceContext(
+                name=item.name,
+                who=who,
+                default_year=_first_year(head) or fallback_year or datetime.now(UTC).year,
+                srun_labelled=looks_srun_labelled(
+                    [decode(line) for line in head.split(b"\n", 60)[:60]]
+                ),
+            )
+            kept: dict[tuple[str, int | None, int | None], _Kept] = {}
+            for chunk in iter_chunks(body, report):
+                for match in self._matches_in(chunk, context):
+                    key = (match.signature.id, match.event.rank, match.event.who.local_rank)
+                    kept.setdefault(key, _Kept()).add(match)
+        warnings = [f"{item.name}: {report.error}"] if report.error else []
+        if report.cut_lines:
+            warnings.append(
+                f"{item.name}: {report.cut_lines} line(s) longer than 16 MiB were read in pieces"
+            )
+        matches = sorted(
+            (m for k in kept.values() for m in (*k.first, *k.last)),
+            key=lambda m: m.event.offset,
+        )
+        dropped = {(key[0], key[1]): k.dropped for key, k in kept.items() if k.dropped}
+        return ScannedInput(
+            item.name,
+            item.relative,
+            kind,
+            report.bytes,
+            report.lines,
+            matches,
+            dropped,
+            warnings=warnings,
+        )
+
+    def scan_text(self, text: str, name: str = "<text>", *, keep_all: bool = False) -> list[Match]:
+        """Matches in a piece of text, as if it were a whole input (used by rule examples).
+
+        With `keep_all`, every confirmed signature is reported, not only the highest priority
+        on each line."""
+        data = text.encode()
+        context = SourceContext(name=name, who=attribution_from_path(name), default_year=2000)
+        return list(self._matches_in(Chunk(data, 0, 1, 0), context, keep_all))
+
+    def _matches_in(
+        self, chunk: Chunk, context: SourceContext, keep_all: bool = False
+    ) -> Iterator[Match]:
+        candidates = self.scanner.candidate_lines(chunk.data)
+        by_line: dict[int, list[int]] = {}
+        for pattern_index, starts in candidates.items():
+            for start in starts:
+                if start >= chunk.scan_from:
+                    by_line.setdefault(start, []).append(pattern_index)
+        data = chunk.data
+        counted_to, line_number = 0, chunk.first_line
+        for start in sorted(by_line):
+            begin, end = line_bounds(data, start)
+            text = decode(data[begin:end])
+            hits = self._confirmed(sorted(by_line[start]), text, data, begin, end, keep_all)
+            if not hits:
+                continue
+            line_number += data.count(b"\n", counted_to, start)
+            counted_to = start
+            event = build_event(chunk, start, line_number, context, hits[0][1])
+            for ref, _, captures in hits:
+                yield Match(ref.signature, _about(event, captures), captures)
+
+    def _confirmed(
+        self,
+        pattern_indexes: Iterable[int],
+        text: str,
+        data: bytes,
+        begin: int,
+        end: int,
+        keep_all: bool = False,
+    ) -> list[tuple[PatternRef, int, dict[str, str]]]:
+        hits: dict[str, tuple[PatternRef, int, dict[str, str]]] = {}
+        for index in pattern_indexes:
+            confirmer = self._confirmers[index]
+            found = confirmer.regex.search(text)
+            if found is None or confirmer.ref.signature.id in hits:
+                continue
+            captures = {k: v for k, v in found.groupdict().items() if v is not None}
+            for regex, within, backwards in confirmer.nearby:
+                captures.update(_nearby_captures(regex, within, backwards, data, begin, end))
+            hits[confirmer.ref.signature.id] = (confirmer.ref, found.start(), captures)
+        if not hits or keep_all:
+            return list(hits.values())
+        top = max(ref.signature.priority for ref, _, _ in hits.values())
+        return [hit for hit in hits.values() if hit[0].signature.priority == top]
+
+
+def _int_or_none(text: str | None) -> int | None:
+    return int(text) if text is not None and text.isdigit() else None
+
+
+def _about(event: Event, captures: dict[str, str]) -> Event:
+    """The event attributed to whom its captures name, over what its prefixes said."""
+    if not captures.keys() & {"rank", "local_rank", "host", "pid"}:
+        return event
+    stated = Attribution(
+        rank=_int_or_none(captures.get("rank")),
+        local_rank=_int_or_none(captures.get("local_rank")),
+        host=captures.get("host"),
+        pid=_int_or_none(captures.get("pid")),
+    )
+    return replace(event, who=stated.merged_over(event.who))
+
+
+def _unreadable(item: Input, warning: str, kind: str = "unreadable") -> ScannedInput:
+    return ScannedInput(item.name, item.relative, kind, item.size or 0, 0, [], {}, None, [warning])
+
+
+def _dump_input(item: Input, kind: str, body: BinaryIO) -> ScannedInput:
+    """A Flight Recorder dump is kept whole (bounded) for hang triage, never line-scanned."""
+    parts: list[bytes] = []
+    size = 0
+    warnings: list[str] = []
+    while size <= MAX_DUMP_BYTES:
+        try:
+            block = body.read(8 * 1024 * 1024)
+        except READ_ERRORS as error:
+            warnings.append(f"{item.name}: dump read stopped early ({error})")
+            break
+        if not block:
+            break
+        parts.append(block)
+        size += len(block)
+    if size > MAX_DUMP_BYTES:
+        warnings.append(f"{item.name}: skipped, a dump larger than {MAX_DUMP_BYTES} bytes")
+        return ScannedInput(item.name, item.relative, kind, size, 0, [], {}, None, warnings)
+    return ScannedInput(item.name, item.relative, kind, size, 0, [], {}, b"".join(parts), warnings)
+
+
+def _flags(caseless: bool) -> int:
+    return re.ASCII | (re.IGNORECASE if caseless else 0)
+
+
+def _nearby_captures(
+    regex: re.Pattern[str], within: int, backwards: bool, data: bytes, begin: int, end: int
+) -> dict[str, str]:
+    """Captures of the first line within `within` lines of a match that `regex` finds."""
+    for _ in range(within):
+        if backwards:
+            if begin == 0:
+                break
+            end = begin - 1
+            begin = data.rfind(b"\n", 0, end) + 1
+        else:
+            if end + 1 >= len(data):
+                break
+            begin, end = line_bounds(data, end + 1)
+        if found := regex.search(decode(data[begin:end])):
+            return {k: v for k, v in found.groupdict().items() if v is not None}
+    return {}
+
+
+def _first_year(head: bytes) -> int | None:
+    found = _YEAR.search(head)
+    return int(found.group(1)) if found else None

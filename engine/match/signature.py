@@ -1,0 +1,139 @@
+"""The schema of one signature file in `rules/<family>/<name>.yaml`.
+
+Consumes the parsed YAML of one file; produces a validated, immutable `Signature`. Semantic
+checks that need the whole library or a compiler (unique ids, both backends compile, examples)
+live in `library.py` and `lint.py`.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from denpex.taxonomy import Category, Owner, classes
+
+
+class Role(StrEnum):
+    root_cause = "root_cause"
+    symptom = "symptom"
+    context = "context"
+
+
+class Maturity(StrEnum):
+    experimental = "experimental"
+    test = "test"
+    stable = "stable"
+    deprecated = "deprecated"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NearbyPattern(_Strict):
+    """A pattern tried on the few lines before or after a match, to add captures that a record
+    spreads over several lines (the torchelastic failure summary prints rank, host and exit code
+    on lines of their own). It adds captures; it never decides whether the signature matches."""
+
+    regex: str
+    within: int = Field(3, ge=1, le=20)
+    direction: Literal["after", "before"] = "after"
+
+
+class ClockAnchor(_Strict):
+    """Marks matches that happen at (nearly) the same moment on every rank of a synchronous job,
+    so the timeline can estimate each host's clock offset from them."""
+
+    key: str = Field(
+        description="template over captures; equal keys on different hosts are simultaneous"
+    )
+    minus_ms: str | None = Field(
+        None, description="capture holding milliseconds to subtract (a timeout's elapsed time)"
+    )
+
+
+class Pattern(_Strict):
+    regex: str
+    caseless: bool = False
+    keywords: list[str] = Field(
+        default_factory=list,
+        description="literals of which every match contains at least one; derived when absent",
+    )
+    nearby: list[NearbyPattern] = Field(default_factory=list)
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles_in_python(cls, regex: str) -> str:
+        try:
+            re.compile(regex)
+        except re.error as error:
+            raise ValueError(f"regex does not compile: {error}") from None
+        return regex
+
+
+class MatchExample(_Strict):
+    line: str
+    captures: dict[str, str] = Field(default_factory=dict)
+
+
+def _as_example(value: Any) -> Any:
+    return {"line": value} if isinstance(value, str) else value
+
+
+class Examples(_Strict):
+    match: list[MatchExample] = Field(min_length=1)
+    no_match: list[str] = Field(min_length=1)
+
+    @field_validator("match", mode="before")
+    @classmethod
+    def _strings_are_lines(cls, value: Any) -> Any:
+        return [_as_example(item) for item in value] if isinstance(value, list) else value
+
+
+class Signature(_Strict):
+    """One failure signature. Captures named `rank`, `local_rank`, `host` and `pid` say whom a
+    line is about and take precedence over the launcher prefix of the line that printed it."""
+
+    id: str = Field(pattern=r"^[a-z0-9_]+\.[a-z0-9_]+$")
+    title: str = Field(min_length=3)
+    status: Maturity = Maturity.stable
+    failure_class: str
+    category: Category
+    role: Role
+    confidence: float = Field(ge=0.0, le=1.0, description="prior probability a match means this")
+    priority: int = Field(
+        50, ge=0, le=100, description="on a line several signatures match, the highest wins"
+    )
+    patterns: list[Pattern] = Field(min_length=1)
+    meaning: str = Field(min_length=3)
+    caveat: str = Field(min_length=3, description="what a match does not prove")
+    next_steps: list[str] = Field(default_factory=list)
+    owner: Owner
+    references: list[str] = Field(min_length=1)
+    examples: Examples
+    clock_anchor: ClockAnchor | None = None
+
+    @property
+    def family(self) -> str:
+        return self.id.split(".", 1)[0]
+
+    @field_validator("failure_class")
+    @classmethod
+    def _in_taxonomy(cls, value: str) -> str:
+        if value not in classes():
+            raise ValueError(f"{value!r} is not a failure class in the taxonomy")
+        return value
+
+    @model_validator(mode="after")
+    def _category_matches_class(self) -> Signature:
+        expected = classes()[self.failure_class].category
+        if self.category != expected:
+            raise ValueError(
+                f"category {self.category} does not match {self.failure_class} ({expected})"
+            )
+        if self.role is not Role.context and not self.next_steps:
+            raise ValueError("a root_cause or symptom signature needs next_steps")
+        return self

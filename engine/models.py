@@ -1,0 +1,137 @@
+"""The diagnosis: the JSON contract every consumer reads (docs/output-contract.md).
+
+Consumes nothing; produces the pydantic models that `reason` and `gate` fill and `render`
+prints. Field names and meanings are a public contract: fields may be added, never renamed.
+`denpex schema` publishes the JSON Schema generated from `Diagnosis`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from denpex.taxonomy import Category, Owner
+
+SCHEMA_VERSION = "1"
+
+
+class Status(StrEnum):
+    confident = "confident"
+    best_effort = "best_effort"
+    unknown = "unknown"
+    no_failure = "no_failure"
+
+
+class Source(StrEnum):
+    rules = "rules"
+    retrieval = "retrieval"
+    llm = "llm"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Evidence(_Model):
+    """One line of input that supports a claim, with where and when it was printed."""
+
+    source: str = Field(description="input path as given, archive members as archive!member")
+    line: int = Field(ge=1, description="1-based line number in that source")
+    rank: int | None = None
+    host: str | None = None
+    time: datetime | None = Field(None, description="corrected time, UTC")
+    time_inferred: bool = Field(
+        False, description="true when the line had no timestamp and took a neighbour's"
+    )
+    text: str = Field(description="the raw line")
+    signature_id: str | None = None
+    context: list[str] = Field(
+        default_factory=list,
+        description="lines that belong to the same event, e.g. the traceback above it",
+    )
+
+
+class Explains(_Model):
+    """The cascade a root cause accounts for, aggregated rather than listed."""
+
+    events: int = 0
+    ranks: list[int] = Field(default_factory=list)
+    hosts: list[str] = Field(default_factory=list)
+    signature_ids: list[str] = Field(default_factory=list)
+
+
+class RootCause(_Model):
+    failure_class: str
+    category: Category
+    signature_id: str | None
+    confidence: float = Field(ge=0.0, le=1.0)
+    source: Source
+    best_effort: bool
+    originating_rank: int | None = None
+    originating_host: str | None = None
+    originating_local_rank: int | None = None
+    first_seen: datetime | None = None
+    title: str = ""
+    caveat: str = ""
+    evidence: list[Evidence] = Field(default_factory=list)
+    explains: Explains = Field(default_factory=Explains)
+    next_steps: list[str] = Field(default_factory=list)
+    owner: Owner
+
+
+class FirstAbnormal(_Model):
+    rank: int | None
+    host: str | None = None
+    time: datetime | None
+    signature_id: str
+
+
+class ClockOffset(_Model):
+    offset_s: float
+    uncertainty_s: float
+    anchors: int
+
+
+class Timeline(_Model):
+    ranks_seen: int = 0
+    hosts_seen: int = 0
+    clock_offsets_s: dict[str, float] = Field(default_factory=dict)
+    clock_estimates: dict[str, ClockOffset] = Field(
+        default_factory=dict, description="per host: offset, its uncertainty and anchor count"
+    )
+    reordered_events: int = Field(
+        0, description="abnormal events whose cross-host order the clock correction changed"
+    )
+    first_abnormal: list[FirstAbnormal] = Field(default_factory=list)
+
+
+class InputSummary(_Model):
+    source: str
+    kind: str
+    bytes: int
+    lines: int
+
+
+class Provenance(_Model):
+    denpex_version: str
+    rules_version: str
+    model: str | None = None
+    elapsed_ms: int
+
+
+class Diagnosis(_Model):
+    schema_version: str = SCHEMA_VERSION
+    status: Status
+    summary: str
+    root_causes: list[RootCause] = Field(default_factory=list)
+    timeline: Timeline = Field(default_factory=Timeline)
+    inputs: list[InputSummary] = Field(default_factory=list)
+    provenance: Provenance
+    warnings: list[str] = Field(
+        default_factory=list, description="inputs skipped or read partially, and why"
+    )
+    curation_id: str | None = Field(
+        None, description="where a best-effort diagnosis waits for a curator"
+    )

@@ -1,0 +1,123 @@
+"""The diagnosis pipeline: ingest → match → timeline → reason → gate.
+
+Consumes input paths (or stdin) and explicit options; produces a `Diagnosis`. Settings are
+passed in, never read from the environment here. Heavy libraries are not imported on this path:
+a case the rules settle never loads torch, sentence-transformers, faiss or litellm.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from denpex import __version__
+from denpex.errors import InputError
+from denpex.events import Match
+from denpex.gate import gate
+from denpex.ingest.sources import Collector, iter_inputs
+from denpex.match.library import Library, load_library
+from denpex.match.scan import Matcher, ScannedInput
+from denpex.models import Diagnosis, InputSummary
+from denpex.reason.hypotheses import form_hypotheses
+from denpex.timeline.order import build_timeline
+
+ProgressCallback = Callable[[str, int], None]
+"""Called after each input with its display name and the bytes read."""
+
+
+@dataclass(frozen=True)
+class DiagnoseOptions:
+    rules_dir: Path | None = None
+    backend: str = "auto"
+    confidence_threshold: float = 0.6
+
+
+@dataclass
+class ScanResult:
+    """Everything the scan of all inputs produced, before any reasoning."""
+
+    inputs: list[ScannedInput] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def matches(self) -> list[Match]:
+        return [m for scanned in self.inputs for m in scanned.matches]
+
+    @property
+    def dropped(self) -> dict[tuple[str, int | None], int]:
+        totals: dict[tuple[str, int | None], int] = {}
+        for scanned in self.inputs:
+            for key, count in scanned.dropped.items():
+                totals[key] = totals.get(key, 0) + count
+        return totals
+
+
+def scan_inputs(
+    paths: list[str],
+    matcher: Matcher,
+    stdin: BinaryIO | None = None,
+    progress: ProgressCallback | None = None,
+) -> ScanResult:
+    collector = Collector([])
+    result = ScanResult(warnings=collector.warnings)
+    fallback_year: int | None = None
+    for item in iter_inputs(paths, stdin, collector):
+        scanned = matcher.scan_input(item, fallback_year)
+        result.inputs.append(scanned)
+        collector.warnings.extend(scanned.warnings)
+        fallback_year = fallback_year or _year_of(scanned)
+        if progress is not None:
+            progress(item.name, scanned.bytes)
+    if not result.inputs:
+        reasons = "; ".join(collector.warnings) or "the paths hold no files"
+        raise InputError(f"nothing to diagnose: {reasons}")
+    return result
+
+
+def _year_of(scanned: ScannedInput) -> int | None:
+    for match in scanned.matches:
+        if match.event.time is not None and not match.event.time_inferred:
+            return time.gmtime(match.event.time).tm_year
+    return None
+
+
+def diagnose(
+    paths: list[str],
+    options: DiagnoseOptions | None = None,
+    *,
+    library: Library | None = None,
+    matcher: Matcher | None = None,
+    stdin: BinaryIO | None = None,
+    progress: ProgressCallback | None = None,
+) -> Diagnosis:
+    started = time.perf_counter()
+    options = options or DiagnoseOptions()
+    if matcher is None:
+        matcher = Matcher(library or load_library(options.rules_dir), options.backend)
+    scan = scan_inputs(paths, matcher, stdin, progress)
+    return diagnose_scan(scan, matcher.library, options, started)
+
+
+def diagnose_scan(
+    scan: ScanResult, library: Library, options: DiagnoseOptions, started: float
+) -> Diagnosis:
+    timeline = build_timeline(scan.matches)
+    hypotheses = form_hypotheses(timeline.matches)
+    return gate(
+        hypotheses=hypotheses,
+        timeline=timeline,
+        input_ranks={s.who.rank for s in scan.inputs if s.who.rank is not None},
+        dropped=scan.dropped,
+        inputs=[
+            InputSummary(source=s.name, kind=s.kind, bytes=s.bytes, lines=s.lines)
+            for s in scan.inputs
+        ],
+        warnings=scan.warnings,
+        threshold=options.confidence_threshold,
+        denpex_version=__version__,
+        rules_version=library.label,
+        started=started,
+    )

@@ -1,0 +1,90 @@
+"""The culprit the symptoms point at, when no root cause is in evidence.
+
+Consumes the ordered matches; produces a `Culprit` or None. Ranks that time out waiting in a
+collective are victims: the suspects are the ranks that never reached it. With NCCL's watchdog
+the sequence number says where each rank stood (a rank that timed out at a lower SeqNum never
+reached the others' collective); with Gloo, which names no sequence, the suspects are the ranks
+seen in the job that reported no timeout at all. When every rank timed out at the same point,
+the evidence does not determine a culprit, and the answer says so.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from denpex.events import Match
+from denpex.match.signature import Role
+
+_WAITING_CLASSES = frozenset({"collective_timeout"})
+_PEER_CLASSES = frozenset({"peer_process_died"})
+
+
+@dataclass(frozen=True)
+class Culprit:
+    failure_class: str
+    suspects: tuple[int, ...]
+    waiting: tuple[int, ...]
+    seq: str | None
+    evidence: tuple[Match, ...]
+
+    @property
+    def determined(self) -> bool:
+        return bool(self.suspects)
+
+    def explanation(self) -> str:
+        waiting = _ranks(self.waiting)
+        at = f" at collective SeqNum {self.seq}" if self.seq else ""
+        if not self.suspects:
+            return (
+                f"ranks {waiting} timed out{at} and no rank is in evidence as behind them; "
+                "the evidence does not determine a culprit"
+            )
+        return f"ranks {waiting} timed out{at} waiting for rank(s) {_ranks(self.suspects)}"
+
+
+def _ranks(ranks: Sequence[int]) -> str:
+    return ", ".join(str(r) for r in ranks) or "none"
+
+
+def ranks_seen(matches: Sequence[Match]) -> set[int]:
+    return {m.event.rank for m in matches if m.event.rank is not None}
+
+
+def infer_culprit(matches: Sequence[Match]) -> Culprit | None:
+    symptoms = [m for m in matches if m.role is Role.symptom]
+    timeouts = [m for m in symptoms if m.signature.failure_class in _WAITING_CLASSES]
+    if timeouts:
+        return _from_timeouts(timeouts, ranks_seen(matches))
+    peers = [m for m in symptoms if m.signature.failure_class in _PEER_CLASSES]
+    if peers:
+        reporters = {m.event.rank for m in peers if m.event.rank is not None}
+        silent = sorted(ranks_seen(matches) - reporters)
+        return Culprit(
+            "peer_process_died", tuple(silent), tuple(sorted(reporters)), None, tuple(peers)
+        )
+    return None
+
+
+def _from_timeouts(timeouts: list[Match], seen: set[int]) -> Culprit:
+    lowest_seq: dict[int, int] = {}
+    for match in timeouts:
+        rank, seq = match.event.rank, match.captures.get("seq")
+        if rank is None or seq is None or not seq.isdigit():
+            continue
+        lowest_seq[rank] = min(int(seq), lowest_seq.get(rank, int(seq)))
+    waiting = {m.event.rank for m in timeouts if m.event.rank is not None}
+    common_seq = None
+    behind: set[int] = set()
+    if lowest_seq:
+        common_seq, _ = Counter(lowest_seq.values()).most_common(1)[0]
+        behind = {rank for rank, seq in lowest_seq.items() if seq < common_seq}
+    suspects = sorted(behind | (seen - waiting))
+    return Culprit(
+        failure_class="collective_timeout",
+        suspects=tuple(suspects),
+        waiting=tuple(sorted(waiting - behind)),
+        seq=None if common_seq is None else str(common_seq),
+        evidence=tuple(timeouts),
+    )

@@ -1,0 +1,158 @@
+"""Turns ranked hypotheses into the contract's `RootCause` entries and the summary sentence.
+
+Consumes hypotheses and the counts of matches that were only counted; produces `RootCause`
+models with evidence lines, the cascade each explains, and next steps whose placeholders are
+filled from the captures and from who printed the evidence.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping, Sequence
+
+from denpex.events import Match
+from denpex.ingest.timestamps import to_datetime
+from denpex.models import Evidence, Explains, RootCause, Source
+from denpex.reason.hypotheses import EVIDENCE_LINES, Hypothesis
+from denpex.taxonomy import failure_class
+
+_FORMATTER = string.Formatter()
+
+
+class _Placeholders(dict[str, str]):
+    """Missing placeholders stay visible as <name> so a person can fill them in."""
+
+    def __missing__(self, key: str) -> str:
+        return f"<{key}>"
+
+
+def placeholders_for(match: Match | None, hypothesis: Hypothesis) -> _Placeholders:
+    values = _Placeholders()
+    origin = hypothesis.originating
+    if origin is not None:
+        for name in ("rank", "local_rank", "host", "pid"):
+            value = getattr(origin, name)
+            if value is not None:
+                values[name] = str(value)
+    if match is not None:
+        values.update(match.captures)
+    if hypothesis.culprit is not None:
+        culprit = hypothesis.culprit
+        values.setdefault("suspects", ", ".join(str(r) for r in culprit.suspects) or "unknown")
+        if culprit.seq is not None:
+            values.setdefault("seq", culprit.seq)
+    return values
+
+
+def fill(template: str, values: Mapping[str, str]) -> str:
+    try:
+        return _FORMATTER.vformat(template, (), values)
+    except (ValueError, IndexError):
+        return template  # a malformed template is shown as written rather than dropped
+
+
+def evidence_of(match: Match, with_context: bool = False) -> Evidence:
+    event = match.event
+    return Evidence(
+        source=event.source,
+        line=event.line,
+        rank=event.rank,
+        host=event.host,
+        time=to_datetime(event.time),
+        time_inferred=event.time_inferred,
+        text=event.text,
+        signature_id=match.signature_id,
+        context=list(event.context) if with_context else [],
+    )
+
+
+def _evidence_lines(hypothesis: Hypothesis) -> list[Evidence]:
+    chosen = hypothesis.roots or list(hypothesis.culprit.evidence if hypothesis.culprit else [])
+    seen: set[tuple[str, int]] = set()
+    lines: list[Evidence] = []
+    for match in chosen:
+        key = (match.event.source, match.event.line)
+        if key in seen:
+            continue
+        seen.add(key)
+        lines.append(evidence_of(match, with_context=not lines))
+        if len(lines) == EVIDENCE_LINES:
+            break
+    return lines
+
+
+def _explains(hypothesis: Hypothesis, dropped: Mapping[tuple[str, int | None], int]) -> Explains:
+    explained = hypothesis.explained
+    signature_ids = sorted({m.signature_id for m in explained})
+    counted = sum(n for (sid, _), n in dropped.items() if sid in signature_ids)
+    return Explains(
+        events=len(explained) + counted,
+        ranks=sorted({m.event.rank for m in explained if m.event.rank is not None}),
+        hosts=sorted({m.event.host for m in explained if m.event.host is not None}),
+        signature_ids=signature_ids,
+    )
+
+
+def to_root_cause(
+    hypothesis: Hypothesis, dropped: Mapping[tuple[str, int | None], int]
+) -> RootCause:
+    signature = hypothesis.signature
+    first = hypothesis.roots[0] if hypothesis.roots else None
+    values = placeholders_for(first, hypothesis)
+    origin = hypothesis.originating
+    title = signature.title if signature is not None else hypothesis.failure_class
+    steps = list(signature.next_steps) if signature is not None else []
+    caveat = signature.caveat if signature is not None else ""
+    if hypothesis.culprit is not None:
+        title = f"Collective stalled: {hypothesis.culprit.explanation()}"
+        caveat = (
+            "Inferred from symptoms only: no root-cause record was found for the suspects. "
+            + caveat
+        )
+    fc = failure_class(hypothesis.failure_class)
+    return RootCause(
+        failure_class=fc.id,
+        category=fc.category,
+        signature_id=signature.id if signature is not None else None,
+        confidence=round(hypothesis.confidence, 3),
+        source=Source.rules,
+        best_effort=False,
+        originating_rank=origin.rank if origin else None,
+        originating_host=origin.host if origin else None,
+        originating_local_rank=origin.local_rank if origin else None,
+        first_seen=to_datetime(hypothesis.first_seen),
+        title=fill(title, values),
+        caveat=fill(caveat, values),
+        evidence=_evidence_lines(hypothesis),
+        explains=_explains(hypothesis, dropped),
+        next_steps=[fill(step, values) for step in steps],
+        owner=signature.owner if signature is not None else fc.owner,
+    )
+
+
+def summary_of(root: RootCause) -> str:
+    where = []
+    if root.originating_rank is not None:
+        where.append(f"rank {root.originating_rank}")
+    elif root.originating_local_rank is not None:
+        where.append(f"local rank {root.originating_local_rank}")
+    if root.originating_host:
+        where.append(f"on {root.originating_host}")
+    place = f" ({' '.join(where)})" if where else ""
+    when = f" at {root.first_seen:%Y-%m-%d %H:%M:%S}" if root.first_seen else ""
+    cascade = ""
+    if root.explains.events:
+        ranks = root.explains.ranks
+        on = f" on {len(ranks)} rank(s)" if ranks else ""
+        cascade = f"; {root.explains.events} later error(s){on} are its cascade"
+    quoted = ""
+    if root.evidence:
+        text = root.evidence[0].text.strip()
+        quoted = f' ("{text[:157]}...")' if len(text) > 160 else f' ("{text}")'
+    return f"{root.failure_class}{place}{when}: {root.title}{quoted}{cascade}."
+
+
+def no_cause_summary(matches: Sequence[Match]) -> str:
+    if not matches:
+        return "No failure signature matched the input."
+    return "Only context lines matched; no failure is in evidence."

@@ -1,0 +1,38 @@
+"""Small phrases shared by the human-readable renderers."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from denpex.models import Evidence, RootCause
+
+
+def when(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if moment else "time unknown"
+
+
+def where(root: RootCause) -> str:
+    parts = []
+    if root.originating_rank is not None:
+        parts.append(f"rank {root.originating_rank}")
+    elif root.originating_local_rank is not None:
+        parts.append(f"local rank {root.originating_local_rank}")
+    else:
+        parts.append("rank undetermined")
+    if root.originating_host:
+        parts.append(f"host {root.originating_host}")
+    return ", ".join(parts)
+
+
+def evidence_label(line: Evidence) -> str:
+    who = f" rank {line.rank}" if line.rank is not None else ""
+    inferred = " (time inferred)" if line.time_inferred else ""
+    return f"{line.source}:{line.line}{who} @ {when(line.time)}{inferred}"
+
+
+def cascade(root: RootCause) -> str:
+    explains = root.explains
+    if not explains.events:
+        return "no cascade attributed"
+    ranks = ", ".join(str(r) for r in explains.ranks) or "unattributed ranks"
+    return f"{explains.events} event(s) on rank(s) {ranks}: " + ", ".join(explains.signature_ids)

@@ -1,0 +1,1 @@
+"""Jinja2 prompt templates for the best-effort LLM step."""

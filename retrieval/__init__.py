@@ -1,0 +1,1 @@
+"""Retrieval of similar past incidents."""

@@ -1,0 +1,1 @@
+"""The signature library: one YAML file per signature, a folder per family."""

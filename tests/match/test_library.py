@@ -1,0 +1,70 @@
+"""The signature library: clean under lint, every example a test, in both backends."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from denpex.errors import RulesError
+from denpex.match.backends import available_backends
+from denpex.match.library import Library, default_rules_dir, load_library
+from denpex.match.lint import example_problems, lint
+from denpex.match.scan import Matcher
+from tests.conftest import EXAMPLES
+
+
+def test_the_library_is_lint_clean() -> None:
+    assert [str(p) for p in lint()] == []
+
+
+@pytest.mark.parametrize("backend", available_backends())
+def test_every_example_behaves_in_each_backend(library: Library, backend: str) -> None:
+    assert [str(p) for p in example_problems(library, backend)] == []
+
+
+def test_hyperscan_is_available_here() -> None:
+    # CI runs on machines with the wheel; losing it silently would hide the re backend's speed.
+    assert "hyperscan" in available_backends()
+
+
+def _match_keys(matcher: Matcher, text: str) -> list[tuple[str, int, tuple]]:
+    return [
+        (m.signature.id, m.event.line, tuple(sorted(m.captures.items())))
+        for m in matcher.scan_text(text, keep_all=True)
+    ]
+
+
+def test_backends_agree_on_every_example_line_and_every_example_log(library: Library) -> None:
+    hyperscan, regex = Matcher(library, "hyperscan"), Matcher(library, "re")
+    texts = [e.line for s in library.signatures for e in s.examples.match]
+    texts += [line for s in library.signatures for line in s.examples.no_match]
+    texts += [p.read_text(errors="replace") for p in EXAMPLES.rglob("*.log")]
+    assert texts
+    for text in texts:
+        assert _match_keys(hyperscan, text) == _match_keys(regex, text), text[:80]
+
+
+def test_the_library_records_a_version_and_a_content_digest(library: Library) -> None:
+    assert library.version == (default_rules_dir() / "VERSION").read_text().strip()
+    assert library.label.startswith(library.version + "+")
+
+
+def test_an_id_that_differs_from_its_path_is_rejected(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    (rules / "xid").mkdir(parents=True)
+    (rules / "VERSION").write_text("0.0.1\n")
+    source = (default_rules_dir() / "xid" / "79.yaml").read_text()
+    (rules / "xid" / "fallen.yaml").write_text(source)
+    with pytest.raises(RulesError, match="must equal its path"):
+        load_library(rules)
+
+
+def test_a_class_outside_the_taxonomy_is_rejected(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    (rules / "xid").mkdir(parents=True)
+    (rules / "VERSION").write_text("0.0.1\n")
+    source = (default_rules_dir() / "xid" / "79.yaml").read_text()
+    (rules / "xid" / "79.yaml").write_text(source.replace("gpu_fell_off_bus", "gpu_on_fire"))
+    with pytest.raises(RulesError, match="not a failure class"):
+        load_library(rules)

@@ -1,0 +1,79 @@
+"""The command line: formats, stdin, exit codes, and one clear line for unusable input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+from tests.conftest import BAD_SAMPLE, REPO
+
+
+def denpex(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "denpex", *args],
+        input=stdin,
+        capture_output=True,
+        cwd=REPO,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_json_output_follows_the_contract() -> None:
+    result = denpex("diagnose", str(BAD_SAMPLE), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["schema_version"] == "1"
+    assert document["status"] == "confident"
+    assert document["root_causes"][0]["originating_rank"] == 3
+
+
+def test_text_and_markdown_name_the_cause_and_the_next_step() -> None:
+    text = denpex("diagnose", str(BAD_SAMPLE)).stdout.decode()
+    markdown = denpex("diagnose", str(BAD_SAMPLE), "-f", "markdown").stdout.decode()
+    for output in (text, markdown):
+        assert "IndexError" in output
+        assert "rank 3" in output
+    assert markdown.startswith("# denpex: confident")
+
+
+def test_a_tar_gz_on_stdin_is_diagnosed(tmp_path: Path) -> None:
+    bundle = tmp_path / "bundle.tar.gz"
+    with tarfile.open(bundle, "w:gz") as archive:
+        archive.add(BAD_SAMPLE, arcname="job")
+    result = denpex("diagnose", "-", "-f", "json", stdin=bundle.read_bytes())
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["root_causes"][0]["originating_rank"] == 3
+
+
+def test_a_missing_path_exits_2_with_one_line_and_no_traceback() -> None:
+    result = denpex("diagnose", "/nonexistent/run")
+    assert result.returncode == 2
+    lines = result.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and "no such file" in lines[0]
+    assert b"Traceback" not in result.stderr
+
+
+def test_binary_garbage_alone_exits_0_with_a_warning_not_a_crash(tmp_path: Path) -> None:
+    garbage = tmp_path / "core.bin"
+    garbage.write_bytes(bytes(range(256)) * 4096)
+    result = denpex("diagnose", str(garbage), "-f", "json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["status"] == "no_failure"
+    assert any("binary" in w for w in document["warnings"])
+
+
+def test_an_empty_directory_exits_2(tmp_path: Path) -> None:
+    result = denpex("diagnose", str(tmp_path))
+    assert result.returncode == 2
+    assert "nothing to diagnose" in result.stderr.decode()
+
+
+def test_schema_command_prints_the_published_schema() -> None:
+    result = denpex("schema")
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["title"] == "Diagnosis"

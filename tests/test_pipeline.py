@@ -1,0 +1,40 @@
+"""`diagnose` end to end on real multi-rank PyTorch output."""
+
+from __future__ import annotations
+
+from denpex.models import Status
+from denpex.pipeline import diagnose
+from tests.conftest import BAD_SAMPLE
+
+
+def test_the_rank_that_raised_first_is_the_root_and_its_peers_are_the_cascade() -> None:
+    diagnosis = diagnose([str(BAD_SAMPLE)])
+    top = diagnosis.root_causes[0]
+    assert diagnosis.status is Status.confident
+    assert top.originating_rank == 3
+    assert "IndexError" in top.evidence[0].text
+    # Ranks 0 and 2 saw the connection close; the launcher tore the rest down.
+    assert {0, 2} <= set(top.explains.ranks)
+    assert "gloo.connection_closed_by_peer" in top.explains.signature_ids
+    assert "torchelastic.sigterm_fanout" in top.explains.signature_ids
+
+
+def test_the_traceback_travels_with_its_exception_line() -> None:
+    top = diagnose([str(BAD_SAMPLE)]).root_causes[0]
+    first = top.evidence[0]
+    assert first.context[0] == "Traceback (most recent call last):"
+    assert any("torch/nn/functional.py" in line for line in first.context)
+
+
+def test_every_input_is_listed_with_its_kind_and_size() -> None:
+    diagnosis = diagnose([str(BAD_SAMPLE)])
+    kinds = {i.source.rsplit("/", 1)[-1]: i.kind for i in diagnosis.inputs}
+    assert kinds["launcher.log"] == "launcher"
+    assert kinds["stderr.log"] == "rank_log"
+    assert all(i.bytes == 0 or i.lines > 0 for i in diagnosis.inputs)
+
+
+def test_provenance_records_the_library_version() -> None:
+    diagnosis = diagnose([str(BAD_SAMPLE)])
+    assert diagnosis.provenance.rules_version.startswith("0.")
+    assert diagnosis.provenance.elapsed_ms >= 0
