@@ -126,6 +126,47 @@ def version_command() -> None:
     sys.stdout.write(f"denpex {__version__}, rules {library.label}\n")
 
 
+@app.command("eval")
+def eval_command(
+    corpus: Annotated[Path, typer.Argument(help="directory of cases, each with expected.json")],
+    output_format: Annotated[
+        OutputFormat, typer.Option("--format", "-f", help="text or json")
+    ] = OutputFormat.text,
+    by_signature: Annotated[
+        bool, typer.Option("--by-signature", help="per-signature precision and recall")
+    ] = False,
+    check: Annotated[
+        Path | None, typer.Option(help="JSON file of min_/max_ thresholds; exit 1 if broken")
+    ] = None,
+    rules: RulesOption = None,
+    backend: BackendOption = "auto",
+    threshold: Annotated[float, typer.Option(help="confidence threshold of the gate")] = 0.6,
+) -> None:
+    """Diagnose every labelled case of a corpus and measure accuracy, calibration and speed."""
+    from denpex.evaluate import check_thresholds, evaluate
+    from denpex.match.library import load_library
+    from denpex.render.evaluation import render_eval_text
+
+    options = DiagnoseOptions(rules_dir=rules, backend=backend, confidence_threshold=threshold)
+    try:
+        library = load_library(rules)
+        report = evaluate(corpus, library, options)
+        limits = json.loads(check.read_text()) if check is not None else {}
+    except (DenpexError, OSError, ValueError) as error:
+        fail(str(error))
+    if not by_signature:
+        report = report.model_copy(update={"by_signature": []})
+    if output_format is OutputFormat.json:
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+    else:
+        sys.stdout.write(render_eval_text(report))
+    broken = check_thresholds(report, limits)
+    for line in broken:
+        stderr.print(f"denpex eval: {line}", markup=False)
+    if broken:
+        raise typer.Exit(1)
+
+
 rules_app = typer.Typer(help="Check and browse the signature library.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
 

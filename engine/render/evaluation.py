@@ -1,0 +1,80 @@
+"""An evaluation report for a terminal: headline figures, reliability, misses, signatures."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+from rich.console import Console
+from rich.table import Table
+
+from denpex.evaluate import EvalReport, Subset
+
+
+def _subset_row(table: Table, name: str, subset: Subset) -> None:
+    table.add_row(
+        name,
+        str(subset.cases),
+        f"{subset.class_top1:.1%}",
+        f"{subset.class_top3:.1%}",
+        f"{subset.category:.1%}",
+        f"{subset.originating_rank:.1%}",
+    )
+
+
+def render_eval_text(report: EvalReport) -> str:
+    buffer = StringIO()
+    console = Console(file=buffer, width=140, no_color=True, highlight=False)
+    console.print(f"corpus {report.corpus}: {report.cases} cases, rules {report.rules_version}")
+    headline = Table("cases", "n", "class top-1", "class top-3", "category", "orig. rank")
+    _subset_row(headline, "all", report.overall)
+    _subset_row(headline, "misleading", report.misleading)
+    console.print(headline)
+    console.print(
+        f"confident answers: {report.confident_answers}, of which wrong: "
+        f"{report.confident_but_wrong} ({report.confident_but_wrong_rate:.1%}); "
+        f"expected calibration error {report.expected_calibration_error:.3f}"
+    )
+    bins = Table("confidence", "answers", "mean confidence", "accuracy")
+    for row in report.reliability:
+        bins.add_row(
+            f"[{row.low:.1f}, {row.high:.1f})",
+            str(row.answers),
+            f"{row.mean_confidence:.2f}",
+            f"{row.accuracy:.1%}",
+        )
+    console.print(bins)
+    latency = report.latency_ms
+    console.print(
+        f"latency per case: mean {latency['mean']:.0f} ms, p50 {latency['p50']:.0f} ms, "
+        f"p95 {latency['p95']:.0f} ms, max {latency['max']:.0f} ms"
+    )
+    misses = [r for r in report.results if not (r.class_ok and r.rank_ok)]
+    if misses:
+        table = Table("case", "expected", "predicted", "conf.", "exp. rank", "pred. rank")
+        for r in misses:
+            table.add_row(
+                r.case,
+                str(r.expected_class),
+                str(r.predicted_class),
+                "-" if r.confidence is None else f"{r.confidence:.2f}",
+                str(r.expected_rank),
+                str(r.predicted_rank),
+            )
+        console.print("misses (class or rank):")
+        console.print(table)
+    if report.by_signature:
+        table = Table(
+            "signature", "role", "fired in", "precision", "recall", "chosen", "chosen precision"
+        )
+        for s in report.by_signature:
+            table.add_row(
+                s.signature_id,
+                s.role,
+                str(s.fired_in),
+                "-" if s.fired_precision is None else f"{s.fired_precision:.0%}",
+                "-" if s.recall is None else f"{s.recall:.0%}",
+                str(s.chosen),
+                "-" if s.chosen_precision is None else f"{s.chosen_precision:.0%}",
+            )
+        console.print(table)
+    return buffer.getvalue()
