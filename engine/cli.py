@@ -233,7 +233,7 @@ def rules_list_command(
         table.add_row(
             signature.id,
             signature.role,
-            signature.failure_class,
+            signature.failure_class or "-",
             f"{signature.confidence:.2f}",
             signature.title,
         )

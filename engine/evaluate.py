@@ -86,7 +86,7 @@ class Subset(BaseModel):
 class SignatureScore(BaseModel):
     signature_id: str
     role: str
-    failure_class: str
+    failure_class: str | None
     fired_in: int = Field(description="cases in which it matched at least once")
     fired_precision: float | None = Field(
         description="of those, the share whose true class is this signature's class"

@@ -22,7 +22,7 @@ from denpex.models import (
     Status,
     Timeline,
 )
-from denpex.reason.hypotheses import Hypothesis
+from denpex.reason.hypothesis import Hypothesis
 from denpex.reason.root_causes import no_cause_summary, summary_of, to_root_cause
 from denpex.timeline.order import OrderedTimeline
 

@@ -41,10 +41,15 @@ class FailureClass:
 
 
 @cache
+def _raw() -> dict:
+    text = resources.files("denpex").joinpath("taxonomy.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+@cache
 def classes() -> dict[str, FailureClass]:
     """Every failure class by id, in the order of the taxonomy file."""
-    text = resources.files("denpex").joinpath("taxonomy.yaml").read_text(encoding="utf-8")
-    raw = yaml.safe_load(text)
+    raw = _raw()
     declared = [Category(name) for name in raw["categories"]]
     if set(declared) != set(Category):
         raise ValueError("taxonomy.yaml categories differ from the Category enum")
@@ -69,3 +74,27 @@ def failure_class(class_id: str) -> FailureClass:
 
 def is_failure_class(class_id: str) -> bool:
     return class_id in classes()
+
+
+@cache
+def consequences() -> dict[str, frozenset[str]]:
+    """For each class, the classes a failure of it can bring about on the same rank or host."""
+    known = classes()
+    table: dict[str, frozenset[str]] = {}
+    for cause, effects in (_raw().get("consequences") or {}).items():
+        unknown = {cause, *effects} - set(known)
+        if unknown:
+            raise ValueError(f"taxonomy.yaml consequences name unknown classes {sorted(unknown)}")
+        table[cause] = frozenset(effects)
+    return table
+
+
+def can_cause(cause: str, effect: str) -> bool:
+    return effect in consequences().get(cause, frozenset())
+
+
+@cache
+def category_next_steps() -> dict[Category, tuple[str, ...]]:
+    """Next-step templates every root cause of a category receives after its signature's."""
+    raw = _raw().get("category_next_steps") or {}
+    return {Category(name): tuple(steps) for name, steps in raw.items()}

@@ -29,7 +29,9 @@ from denpex.match.signature import Role, Signature
 
 # Names a template may use besides the captures: who the evidence is about, and the culprit
 # inference's outputs.
-KNOWN_PLACEHOLDERS = frozenset({"rank", "local_rank", "host", "pid", "suspects", "seq"})
+KNOWN_PLACEHOLDERS = frozenset(
+    {"rank", "local_rank", "host", "pid", "suspects", "seq", "failure_class"}
+)
 _LEADING_ANCHOR = re.compile(r"^\^(?!\|)")
 _UNBOUNDED_TAIL = re.compile(r"(?<!\\)\.[*+]\)*$")
 

@@ -24,8 +24,10 @@ from denpex.ingest.reader import Chunk, ReadReport, iter_chunks
 from denpex.ingest.sources import READ_ERRORS, Input, Rejoined
 from denpex.match.backends import make_scanner
 from denpex.match.library import Library, PatternRef
+from denpex.match.signature import Role
 
 KEEP_EACH_END = 8
+CONTEXT_PER_CHUNK = 256
 MAX_DUMP_BYTES = 512 * 1024 * 1024
 _HEAD_BYTES = 65536
 _YEAR = re.compile(rb"(?<!\d)(20\d{2})-(?:0[1-9]|1[0-2])-(?:[0-2]\d|3[01])[T _]\d{2}:")
@@ -94,6 +96,7 @@ class Matcher:
             )
             for ref in library.patterns
         ]
+        self._is_context = [ref.signature.role is Role.context for ref in library.patterns]
 
     @property
     def backend(self) -> str:
@@ -164,9 +167,13 @@ class Matcher:
         candidates = self.scanner.candidate_lines(chunk.data)
         by_line: dict[int, list[int]] = {}
         for pattern_index, starts in candidates.items():
-            for start in starts:
-                if start >= chunk.scan_from:
-                    by_line.setdefault(start, []).append(pattern_index)
+            fresh = [start for start in starts if start >= chunk.scan_from]
+            if self._is_context[pattern_index] and len(fresh) > 2 * CONTEXT_PER_CHUNK:
+                # Context lines (step markers) can be on every other line of a healthy log;
+                # the first and last of each chunk are all the timeline needs.
+                fresh = fresh[:CONTEXT_PER_CHUNK] + fresh[-CONTEXT_PER_CHUNK:]
+            for start in fresh:
+                by_line.setdefault(start, []).append(pattern_index)
         data = chunk.data
         counted_to, line_number = 0, chunk.first_line
         for start in sorted(by_line):

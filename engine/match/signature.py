@@ -100,8 +100,10 @@ class Signature(_Strict):
     id: str = Field(pattern=r"^[a-z0-9_]+\.[a-z0-9_]+$")
     title: str = Field(min_length=3)
     status: Maturity = Maturity.stable
-    failure_class: str
-    category: Category
+    failure_class: str | None = Field(
+        None, description="required for root_cause and symptom; context lines name no failure"
+    )
+    category: Category | None = None
     role: Role
     confidence: float = Field(ge=0.0, le=1.0, description="prior probability a match means this")
     priority: int = Field(
@@ -122,13 +124,21 @@ class Signature(_Strict):
 
     @field_validator("failure_class")
     @classmethod
-    def _in_taxonomy(cls, value: str) -> str:
-        if value not in classes():
+    def _in_taxonomy(cls, value: str | None) -> str | None:
+        if value is not None and value not in classes():
             raise ValueError(f"{value!r} is not a failure class in the taxonomy")
         return value
 
     @model_validator(mode="after")
     def _category_matches_class(self) -> Signature:
+        if self.failure_class is None or self.category is None:
+            if self.role is not Role.context:
+                raise ValueError(
+                    "a root_cause or symptom signature needs failure_class and category"
+                )
+            if self.failure_class != self.category:  # one given without the other
+                raise ValueError("give failure_class and category together, or neither")
+            return self
         expected = classes()[self.failure_class].category
         if self.category != expected:
             raise ValueError(

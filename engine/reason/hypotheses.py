@@ -1,14 +1,17 @@
-"""Hypotheses: each root cause in evidence, with the symptoms it explains, ranked.
+"""Hypotheses: each root cause in evidence, with what it explains, ranked.
 
-Consumes the ordered timeline; produces ranked `Hypothesis` objects. Root causes compete and
-symptoms attach to the winner instead of becoming roots of their own. The ranking follows what
-a careful investigator does:
+Consumes the time-ordered matches; produces ranked `Hypothesis` objects. Root causes compete;
+symptoms, and root causes that are known consequences of another, attach to what explains them
+instead of becoming roots of their own. The ranking follows what a careful investigator does:
 
-1. Scheduler actions (preemption, time limit, node failure, cancellation, eviction) outrank every
+1. A root cause that a failure of another class can bring about, on the same process, rank or
+   host, is that failure's consequence (`consequences` in taxonomy.yaml): the OOM kill explains
+   the SIGKILLed rank; the GPU that fell off the bus explains its host's CUDA errors.
+2. Scheduler actions (preemption, time limit, node failure, cancellation, eviction) outrank every
    root cause that appears after them, give or take `SCHEDULER_LEAD_S`: they cause the pile.
-2. Otherwise the earliest root cause wins; root causes within `TIE_WINDOW_S` of each other
+3. Otherwise the earliest root cause wins; root causes within `TIE_WINDOW_S` of each other
    compete on confidence, so a specific record beats a generic exception printed alongside it.
-3. A root cause that appears only well after the symptoms cannot have caused them (a hung rank
+4. A root cause that appears only well after the symptoms cannot have caused them (a hung rank
    is SIGKILLed by its launcher half a minute after its peers time out); the culprit the
    symptoms point at then ranks first.
 """
@@ -16,78 +19,100 @@ a careful investigator does:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from denpex.events import Attribution, Match
-from denpex.match.signature import Role, Signature
+from denpex.match.signature import Role
+from denpex.reason.confidence import assign_confidence
 from denpex.reason.culprit import Culprit, infer_culprit
-from denpex.taxonomy import Category, failure_class
+from denpex.reason.hypothesis import Hypothesis, JobShape
+from denpex.taxonomy import can_cause
 
 SCHEDULER_LEAD_S = 60.0
 TIE_WINDOW_S = 2.0
 CASCADE_LEAD_S = 10.0
-EVIDENCE_LINES = 6
-DOMINANT_CLASSES = frozenset(
-    {"preemption", "time_limit", "node_failure", "job_cancelled", "pod_evicted"}
-)
-
-
-@dataclass
-class Hypothesis:
-    failure_class: str
-    signature: Signature | None
-    roots: list[Match]
-    confidence: float
-    originating: Attribution | None
-    first_seen: float | None
-    explained: list[Match] = field(default_factory=list)
-    culprit: Culprit | None = None
-
-    @property
-    def category(self) -> Category:
-        return failure_class(self.failure_class).category
-
-    @property
-    def dominant(self) -> bool:
-        return self.failure_class in DOMINANT_CLASSES
-
-
-def _by_class(roots: Sequence[Match]) -> list[list[Match]]:
-    groups: dict[str, list[Match]] = {}
-    for match in roots:
-        groups.setdefault(match.signature.failure_class, []).append(match)
-    return list(groups.values())
+CONSEQUENCE_LEAD_S = 5.0
 
 
 def _hypothesis(group: list[Match]) -> Hypothesis:
     first = group[0]
-    strongest = max(group, key=lambda m: m.signature.confidence)
     return Hypothesis(
         failure_class=first.signature.failure_class,
         signature=first.signature,
         roots=group,
-        confidence=strongest.signature.confidence,
+        prior=max(m.signature.confidence for m in group),
         originating=first.event.who,
         first_seen=first.event.time,
     )
 
 
+def _by_class(roots: Sequence[Match]) -> list[Hypothesis]:
+    groups: dict[str, list[Match]] = {}
+    for match in roots:
+        groups.setdefault(match.signature.failure_class, []).append(match)
+    return [_hypothesis(group) for group in groups.values()]
+
+
+def related(a: Match, b: Match, job: JobShape) -> bool:
+    """Whether two events concern the same process, host or rank, as far as they say."""
+    left, right = a.event.who, b.event.who
+    if left.pid is not None and right.pid is not None and left.host == right.host:
+        return left.pid == right.pid
+    if left.host is not None and right.host is not None:
+        return left.host == right.host
+    if left.rank is not None and right.rank is not None:
+        return left.rank == right.rank
+    return job.single_host
+
+
+def _precedes(cause: Match, effect: Match) -> bool:
+    a, b = cause.event.time, effect.event.time
+    return a is None or b is None or a <= b + CONSEQUENCE_LEAD_S
+
+
+def _absorb_consequences(hypotheses: list[Hypothesis], job: JobShape) -> list[Hypothesis]:
+    """Move each root match that another hypothesis explains into that hypothesis."""
+    by_strength = sorted(hypotheses, key=lambda h: -h.prior)
+    for effect in hypotheses:
+        kept: list[Match] = []
+        for match in effect.roots:
+            cause = next(
+                (
+                    h
+                    for h in by_strength
+                    if h is not effect
+                    and h.roots
+                    and can_cause(h.failure_class, effect.failure_class)
+                    and any(related(c, match, job) and _precedes(c, match) for c in h.roots)
+                ),
+                None,
+            )
+            if cause is None:
+                kept.append(match)
+            else:
+                cause.consequences.append(match)
+        effect.roots = kept
+    survivors = [h for h in hypotheses if h.roots]
+    for hypothesis in survivors:
+        first = hypothesis.roots[0]
+        hypothesis.originating, hypothesis.first_seen = first.event.who, first.event.time
+        hypothesis.signature = first.signature
+    return survivors
+
+
 def _rank(hypotheses: list[Hypothesis]) -> list[Hypothesis]:
-    timed = sorted(
-        (h for h in hypotheses if h.first_seen is not None), key=lambda h: h.first_seen or 0.0
-    )
-    untimed = sorted((h for h in hypotheses if h.first_seen is None), key=lambda h: -h.confidence)
+    timed = sorted((h for h in hypotheses if h.first_seen is not None), key=_time)
+    untimed = sorted((h for h in hypotheses if h.first_seen is None), key=lambda h: -h.prior)
     ranked: list[Hypothesis] = []
-    remaining = timed
-    while remaining:
-        leader = remaining[0]
-        assert leader.first_seen is not None
-        ties = [h for h in remaining if (h.first_seen or 0.0) - leader.first_seen <= TIE_WINDOW_S]
-        ties.sort(key=lambda h: -h.confidence)
-        ranked.extend(ties)
-        remaining = [h for h in remaining if h not in ties]
-    ranked.extend(untimed)
-    return _promote_scheduler(ranked)
+    while timed:
+        leader_time = _time(timed[0])
+        ties = [h for h in timed if _time(h) - leader_time <= TIE_WINDOW_S]
+        ranked.extend(sorted(ties, key=lambda h: -h.prior))
+        timed = [h for h in timed if h not in ties]
+    return _promote_scheduler([*ranked, *untimed])
+
+
+def _time(hypothesis: Hypothesis) -> float:
+    return hypothesis.first_seen if hypothesis.first_seen is not None else float("inf")
 
 
 def _promote_scheduler(ranked: list[Hypothesis]) -> list[Hypothesis]:
@@ -95,47 +120,26 @@ def _promote_scheduler(ranked: list[Hypothesis]) -> list[Hypothesis]:
     dominant = next((h for h in ranked if h.dominant), None)
     if dominant is None or ranked[0] is dominant:
         return ranked
+    others = [h for h in ranked if h is not dominant]
     if dominant.first_seen is None:
-        return [dominant, *(h for h in ranked if h is not dominant)]
-    ahead = [
-        h
-        for h in ranked
-        if h is not dominant
-        and h.first_seen is not None
-        and h.first_seen < dominant.first_seen - SCHEDULER_LEAD_S
-    ]
-    rest = [h for h in ranked if h is not dominant and h not in ahead]
-    return [*ahead, dominant, *rest]
-
-
-def form_hypotheses(matches: Sequence[Match]) -> list[Hypothesis]:
-    """Ranked hypotheses over time-ordered matches; [] when nothing abnormal was found."""
-    roots = [m for m in matches if m.role is Role.root_cause]
-    symptoms = [m for m in matches if m.role is Role.symptom]
-    hypotheses = _rank([_hypothesis(group) for group in _by_class(roots)])
-    culprit = infer_culprit(matches)
-    if culprit is not None and _symptoms_come_first(symptoms, hypotheses):
-        hypotheses.insert(0, _from_culprit(culprit, matches))
-    if not hypotheses:
-        return []
-    hypotheses[0].explained = [m for m in symptoms if _explainable(m, hypotheses[0])]
-    return hypotheses
+        return [dominant, *others]
+    ahead = [h for h in others if _time(h) < dominant.first_seen - SCHEDULER_LEAD_S]
+    return [*ahead, dominant, *(h for h in others if h not in ahead)]
 
 
 def _from_culprit(culprit: Culprit, matches: Sequence[Match]) -> Hypothesis:
-    """A hypothesis built from symptoms alone: lower confidence, rank only when determined."""
+    """A hypothesis built from symptoms alone; it names a rank only when one is determined."""
     originating = None
     if len(culprit.suspects) == 1:
         rank = culprit.suspects[0]
         host = next((m.event.host for m in matches if m.event.rank == rank and m.event.host), None)
         originating = Attribution(rank=rank, host=host)
-    confidence = 0.7 if originating else 0.5 if culprit.suspects else 0.35
     times = [m.event.time for m in culprit.evidence if m.event.time is not None]
     return Hypothesis(
         failure_class=culprit.failure_class,
         signature=culprit.evidence[0].signature,
         roots=[],
-        confidence=confidence,
+        prior=culprit.evidence[0].signature.confidence,
         originating=originating,
         first_seen=min(times, default=None),
         culprit=culprit,
@@ -158,3 +162,21 @@ def _explainable(symptom: Match, hypothesis: Hypothesis) -> bool:
         return True
     lead = SCHEDULER_LEAD_S if hypothesis.dominant else CASCADE_LEAD_S
     return symptom.event.time >= hypothesis.first_seen - lead
+
+
+def form_hypotheses(matches: Sequence[Match]) -> list[Hypothesis]:
+    """Ranked hypotheses over time-ordered matches; [] when nothing abnormal was found."""
+    job = JobShape.of(matches)
+    roots = [m for m in matches if m.role is Role.root_cause]
+    symptoms = [m for m in matches if m.role is Role.symptom]
+    hypotheses = _rank(_absorb_consequences(_by_class(roots), job))
+    culprit = infer_culprit(matches)
+    if culprit is not None and _symptoms_come_first(symptoms, hypotheses):
+        hypotheses.insert(0, _from_culprit(culprit, matches))
+    if not hypotheses:
+        return []
+    top = hypotheses[0]
+    top.explained = [m for m in symptoms if _explainable(m, top)]
+    unexplained = [m for m in symptoms if not _explainable(m, top)]
+    assign_confidence(hypotheses, unexplained)
+    return hypotheses

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from denpex.events import Match
 from denpex.ingest.timestamps import to_datetime
 from denpex.models import Evidence, Explains, RootCause, Source
-from denpex.reason.hypotheses import EVIDENCE_LINES, Hypothesis
-from denpex.taxonomy import failure_class
+from denpex.reason.hypothesis import EVIDENCE_LINES, Hypothesis
+from denpex.taxonomy import Category, category_next_steps, failure_class
 
 _FORMATTER = string.Formatter()
 
@@ -82,7 +82,7 @@ def _evidence_lines(hypothesis: Hypothesis) -> list[Evidence]:
 
 
 def _explains(hypothesis: Hypothesis, dropped: Mapping[tuple[str, int | None], int]) -> Explains:
-    explained = hypothesis.explained
+    explained = [*hypothesis.consequences, *hypothesis.explained]
     signature_ids = sorted({m.signature_id for m in explained})
     counted = sum(n for (sid, _), n in dropped.items() if sid in signature_ids)
     return Explains(
@@ -93,15 +93,28 @@ def _explains(hypothesis: Hypothesis, dropped: Mapping[tuple[str, int | None], i
     )
 
 
+def _next_steps(own: Sequence[str], category: Category) -> list[str]:
+    """The signature's steps, then its category's, unless the signature already covers them."""
+    steps = list(own)
+    mentioned = " ".join(steps).lower()
+    for step in category_next_steps().get(category, ()):
+        if "drain" in step.lower() and "drain" in mentioned:
+            continue
+        steps.append(step)
+    return steps
+
+
 def to_root_cause(
     hypothesis: Hypothesis, dropped: Mapping[tuple[str, int | None], int]
 ) -> RootCause:
     signature = hypothesis.signature
+    fc = failure_class(hypothesis.failure_class)
     first = hypothesis.roots[0] if hypothesis.roots else None
     values = placeholders_for(first, hypothesis)
+    values.setdefault("failure_class", fc.id)
     origin = hypothesis.originating
     title = signature.title if signature is not None else hypothesis.failure_class
-    steps = list(signature.next_steps) if signature is not None else []
+    steps = _next_steps(signature.next_steps if signature is not None else (), fc.category)
     caveat = signature.caveat if signature is not None else ""
     if hypothesis.culprit is not None:
         title = f"Collective stalled: {hypothesis.culprit.explanation()}"
@@ -109,7 +122,6 @@ def to_root_cause(
             "Inferred from symptoms only: no root-cause record was found for the suspects. "
             + caveat
         )
-    fc = failure_class(hypothesis.failure_class)
     return RootCause(
         failure_class=fc.id,
         category=fc.category,
@@ -126,7 +138,7 @@ def to_root_cause(
         evidence=_evidence_lines(hypothesis),
         explains=_explains(hypothesis, dropped),
         next_steps=[fill(step, values) for step in steps],
-        owner=signature.owner if signature is not None else fc.owner,
+        owner=fc.owner,  # routed by class: the team that fixes this kind of failure
     )
 
 

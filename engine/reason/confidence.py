@@ -1,0 +1,76 @@
+"""Confidence: the probability that a ranked hypothesis names the right failure class.
+
+Consumes ranked hypotheses and the symptoms the top one could not explain; sets each
+hypothesis's `confidence`. The top answer starts from its signature's prior and moves with the
+evidence around it: independent corroboration (consequences it explains, a cascade on other
+ranks) raises it; a rival root cause close in time, or symptoms that began before it, lower it.
+Alternatives share what the top answer leaves, in proportion to their priors, so the ranked
+list never claims more than certainty in total. The factors are checked against the eval
+corpus's reliability table (`denpex eval`), not tuned to single cases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from denpex.events import Match
+from denpex.reason.culprit import Culprit
+from denpex.reason.hypothesis import Hypothesis
+
+CONSEQUENCE_WEIGHT = 0.2
+CASCADE_WEIGHT = 0.15
+CLOSE_RIVAL_S = 30.0
+CLOSE_RIVAL_PENALTY = 0.4
+FAR_RIVAL_PENALTY = 0.15
+EARLY_SYMPTOM_PENALTY = 0.8
+CEILING = 0.99
+
+
+def culprit_confidence(culprit: Culprit) -> float:
+    """Symptoms alone: firmer when they single out one rank, weak when they determine none."""
+    if len(culprit.suspects) == 1:
+        return 0.75
+    if culprit.suspects:
+        return 0.55
+    return 0.4
+
+
+def _raise(confidence: float, weight: float) -> float:
+    return confidence + (1.0 - confidence) * weight
+
+
+def _corroborated(hypothesis: Hypothesis, base: float) -> float:
+    confidence = base
+    for _ in {m.signature.failure_class for m in hypothesis.consequences}:
+        confidence = _raise(confidence, CONSEQUENCE_WEIGHT)
+    origin = hypothesis.originating.rank if hypothesis.originating else None
+    if any(m.event.rank is not None and m.event.rank != origin for m in hypothesis.explained):
+        confidence = _raise(confidence, CASCADE_WEIGHT)
+    return confidence
+
+
+def _rivalled(top: Hypothesis, rival: Hypothesis | None, confidence: float) -> float:
+    if rival is None:
+        return confidence
+    close = (
+        top.first_seen is None
+        or rival.first_seen is None
+        or abs(rival.first_seen - top.first_seen) <= CLOSE_RIVAL_S
+    )
+    penalty = CLOSE_RIVAL_PENALTY if close else FAR_RIVAL_PENALTY
+    return confidence * (1.0 - penalty * rival.prior)
+
+
+def assign_confidence(hypotheses: Sequence[Hypothesis], unexplained: Sequence[Match]) -> None:
+    top = hypotheses[0]
+    base = culprit_confidence(top.culprit) if top.culprit is not None else top.prior
+    confidence = _corroborated(top, base)
+    confidence = _rivalled(top, hypotheses[1] if len(hypotheses) > 1 else None, confidence)
+    if unexplained:
+        confidence *= EARLY_SYMPTOM_PENALTY
+    top.confidence = round(min(confidence, CEILING), 3)
+    alternatives = hypotheses[1:]
+    total_prior = sum(h.prior for h in alternatives)
+    for hypothesis in alternatives:
+        share = hypothesis.prior / total_prior if total_prior else 0.0
+        hypothesis.confidence = round((1.0 - top.confidence) * share, 3)

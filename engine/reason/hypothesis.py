@@ -1,0 +1,59 @@
+"""A hypothesis: one candidate root cause with the evidence it rests on and what it explains.
+
+Plain data shared by `hypotheses` (which forms and ranks them), `confidence` (which weighs
+them) and `root_causes` (which turns them into the contract's entries).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from denpex.events import Attribution, Match
+from denpex.match.signature import Signature
+from denpex.reason.culprit import Culprit
+from denpex.taxonomy import Category, failure_class
+
+EVIDENCE_LINES = 6
+DOMINANT_CLASSES = frozenset(
+    {"preemption", "time_limit", "node_failure", "job_cancelled", "pod_evicted"}
+)
+
+
+@dataclass
+class Hypothesis:
+    failure_class: str
+    signature: Signature | None
+    roots: list[Match]
+    prior: float
+    originating: Attribution | None
+    first_seen: float | None
+    confidence: float = 0.0
+    explained: list[Match] = field(default_factory=list)
+    """Symptoms this hypothesis accounts for."""
+    consequences: list[Match] = field(default_factory=list)
+    """Root-cause matches of other classes that this failure brings about."""
+    culprit: Culprit | None = None
+
+    @property
+    def category(self) -> Category:
+        return failure_class(self.failure_class).category
+
+    @property
+    def dominant(self) -> bool:
+        return self.failure_class in DOMINANT_CLASSES
+
+
+@dataclass(frozen=True)
+class JobShape:
+    """What the whole input says about the job, for deciding whether two events are related."""
+
+    hosts: frozenset[str]
+
+    @property
+    def single_host(self) -> bool:
+        return len(self.hosts) <= 1
+
+    @classmethod
+    def of(cls, matches: Sequence[Match]) -> JobShape:
+        return cls(frozenset(m.event.host for m in matches if m.event.host is not None))
