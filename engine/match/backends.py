@@ -134,6 +134,16 @@ class RegexScanner:
         return starts
 
 
+class EmptyScanner:
+    """Stands in for a database of no patterns, which Hyperscan refuses to compile."""
+
+    def __init__(self, backend: str) -> None:
+        self.name = backend
+
+    def candidate_lines(self, buffer: bytes) -> LineStarts:
+        return {}
+
+
 def available_backends() -> list[str]:
     return ["hyperscan", "re"] if hyperscan is not None else ["re"]
 
@@ -141,6 +151,8 @@ def available_backends() -> list[str]:
 def make_scanner(patterns: Sequence[PatternSpec], backend: str = "auto") -> Scanner:
     if backend == "auto":
         backend = "hyperscan" if hyperscan is not None else "re"
+    if not patterns and backend in ("hyperscan", "re"):
+        return EmptyScanner(backend)
     if backend == "hyperscan":
         return HyperscanScanner(patterns)
     if backend == "re":

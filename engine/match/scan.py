@@ -22,7 +22,7 @@ from denpex.ingest.kinds import BINARY, FR_DUMP, kind_of
 from denpex.ingest.lines import SourceContext, build_event, decode, line_bounds
 from denpex.ingest.reader import Chunk, ReadReport, iter_chunks
 from denpex.ingest.sources import READ_ERRORS, Input, Rejoined
-from denpex.match.backends import make_scanner
+from denpex.match.backends import Scanner, make_scanner
 from denpex.match.library import Library, PatternRef
 from denpex.match.signature import Role
 
@@ -75,13 +75,13 @@ class _Confirmer:
     """(regex, lines to look at, whether to look backwards)"""
 
 
-class Matcher:
-    """The compiled library: a scanner for candidate lines and `re` confirmers for captures."""
+class _PatternGroup:
+    """Patterns scanned together: one scanner database and a confirmer per pattern."""
 
-    def __init__(self, library: Library, backend: str = "auto") -> None:
-        self.library = library
-        self.scanner = make_scanner([ref.spec for ref in library.patterns], backend)
-        self._confirmers = [
+    def __init__(self, refs: list[PatternRef], backend: str, thin: bool) -> None:
+        self.scanner = make_scanner([ref.spec for ref in refs], backend)
+        self.thin = thin
+        self.confirmers = [
             _Confirmer(
                 ref=ref,
                 regex=re.compile(ref.spec.regex, _flags(ref.spec.caseless)),
@@ -94,13 +94,34 @@ class Matcher:
                     for n in ref.pattern.nearby
                 ),
             )
-            for ref in library.patterns
+            for ref in refs
         ]
-        self._is_context = [ref.signature.role is Role.context for ref in library.patterns]
+
+
+class Matcher:
+    """The compiled library: scanners for candidate lines and `re` confirmers for captures.
+
+    Abnormal signatures (root causes and symptoms) are scanned over every byte. Context
+    signatures (step markers, rank maps, exit summaries) can match a large share of a healthy
+    log, so they are scanned over the first and the last chunk of each input only: that is
+    where the job starts, where it failed and where launchers print their summaries.
+    """
+
+    def __init__(self, library: Library, backend: str = "auto") -> None:
+        self.library = library
+        abnormal = [r for r in library.patterns if r.signature.role is not Role.context]
+        context = [r for r in library.patterns if r.signature.role is Role.context]
+        self._abnormal = _PatternGroup(abnormal, backend, thin=False)
+        self._context = _PatternGroup(context, backend, thin=True)
 
     @property
     def backend(self) -> str:
-        return self.scanner.name
+        return self._abnormal.scanner.name
+
+    @property
+    def scanner(self) -> Scanner:
+        """The scanner of the abnormal signatures, the one that reads every byte."""
+        return self._abnormal.scanner
 
     def scan_input(self, item: Input, fallback_year: int | None = None) -> ScannedInput:
         who = attribution_from_path(item.relative)
@@ -127,10 +148,20 @@ class Matcher:
                 ),
             )
             kept: dict[tuple[str, int | None, int | None], _Kept] = {}
-            for chunk in iter_chunks(body, report):
-                for match in self._matches_in(chunk, context):
+
+            def keep(matches: Iterator[Match]) -> None:
+                for match in matches:
                     key = (match.signature.id, match.event.rank, match.event.who.local_rank)
                     kept.setdefault(key, _Kept()).add(match)
+
+            last: Chunk | None = None
+            for index, chunk in enumerate(iter_chunks(body, report)):
+                groups = (self._abnormal, self._context) if index == 0 else (self._abnormal,)
+                for group in groups:
+                    keep(self._matches_in(chunk, context, group))
+                last = chunk if index > 0 else None
+            if last is not None:
+                keep(self._matches_in(last, context, self._context))
         warnings = [f"{item.name}: {report.error}"] if report.error else []
         if report.cut_lines:
             warnings.append(
@@ -150,6 +181,7 @@ class Matcher:
             matches,
             dropped,
             warnings=warnings,
+            who=who,
         )
 
     def scan_text(self, text: str, name: str = "<text>", *, keep_all: bool = False) -> list[Match]:
@@ -159,16 +191,25 @@ class Matcher:
         on each line."""
         data = text.encode()
         context = SourceContext(name=name, who=attribution_from_path(name), default_year=2000)
-        return list(self._matches_in(Chunk(data, 0, 1, 0), context, keep_all))
+        chunk = Chunk(data, 0, 1, 0)
+        return [
+            match
+            for group in (self._abnormal, self._context)
+            for match in self._matches_in(chunk, context, group, keep_all)
+        ]
 
     def _matches_in(
-        self, chunk: Chunk, context: SourceContext, keep_all: bool = False
+        self,
+        chunk: Chunk,
+        context: SourceContext,
+        group: _PatternGroup,
+        keep_all: bool = False,
     ) -> Iterator[Match]:
-        candidates = self.scanner.candidate_lines(chunk.data)
+        candidates = group.scanner.candidate_lines(chunk.data)
         by_line: dict[int, list[int]] = {}
         for pattern_index, starts in candidates.items():
             fresh = [start for start in starts if start >= chunk.scan_from]
-            if self._is_context[pattern_index] and len(fresh) > 2 * CONTEXT_PER_CHUNK:
+            if group.thin and len(fresh) > 2 * CONTEXT_PER_CHUNK:
                 # Context lines (step markers) can be on every other line of a healthy log;
                 # the first and last of each chunk are all the timeline needs.
                 fresh = fresh[:CONTEXT_PER_CHUNK] + fresh[-CONTEXT_PER_CHUNK:]
@@ -179,7 +220,7 @@ class Matcher:
         for start in sorted(by_line):
             begin, end = line_bounds(data, start)
             text = decode(data[begin:end])
-            hits = self._confirmed(sorted(by_line[start]), text, data, begin, end, keep_all)
+            hits = _confirmed(group, sorted(by_line[start]), text, data, begin, end, keep_all)
             if not hits:
                 continue
             line_number += data.count(b"\n", counted_to, start)
@@ -188,29 +229,30 @@ class Matcher:
             for ref, _, captures in hits:
                 yield Match(ref.signature, _about(event, captures), captures)
 
-    def _confirmed(
-        self,
-        pattern_indexes: Iterable[int],
-        text: str,
-        data: bytes,
-        begin: int,
-        end: int,
-        keep_all: bool = False,
-    ) -> list[tuple[PatternRef, int, dict[str, str]]]:
-        hits: dict[str, tuple[PatternRef, int, dict[str, str]]] = {}
-        for index in pattern_indexes:
-            confirmer = self._confirmers[index]
-            found = confirmer.regex.search(text)
-            if found is None or confirmer.ref.signature.id in hits:
-                continue
-            captures = {k: v for k, v in found.groupdict().items() if v is not None}
-            for regex, within, backwards in confirmer.nearby:
-                captures.update(_nearby_captures(regex, within, backwards, data, begin, end))
-            hits[confirmer.ref.signature.id] = (confirmer.ref, found.start(), captures)
-        if not hits or keep_all:
-            return list(hits.values())
-        top = max(ref.signature.priority for ref, _, _ in hits.values())
-        return [hit for hit in hits.values() if hit[0].signature.priority == top]
+
+def _confirmed(
+    group: _PatternGroup,
+    pattern_indexes: Iterable[int],
+    text: str,
+    data: bytes,
+    begin: int,
+    end: int,
+    keep_all: bool = False,
+) -> list[tuple[PatternRef, int, dict[str, str]]]:
+    hits: dict[str, tuple[PatternRef, int, dict[str, str]]] = {}
+    for index in pattern_indexes:
+        confirmer = group.confirmers[index]
+        found = confirmer.regex.search(text)
+        if found is None or confirmer.ref.signature.id in hits:
+            continue
+        captures = {k: v for k, v in found.groupdict().items() if v is not None}
+        for regex, within, backwards in confirmer.nearby:
+            captures.update(_nearby_captures(regex, within, backwards, data, begin, end))
+        hits[confirmer.ref.signature.id] = (confirmer.ref, found.start(), captures)
+    if not hits or keep_all:
+        return list(hits.values())
+    top = max(ref.signature.priority for ref, _, _ in hits.values())
+    return [hit for hit in hits.values() if hit[0].signature.priority == top]
 
 
 def _int_or_none(text: str | None) -> int | None:
