@@ -7,6 +7,7 @@ error becomes one line on stderr and exit code 2; a diagnosis of any status exit
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -65,6 +66,22 @@ def _progress(enabled: bool) -> Iterator[Callable[[str, int], None] | None]:
         yield advance
 
 
+def default_cache_dir() -> Path:
+    """$DENPEX_CACHE_DIR, else $XDG_CACHE_HOME/denpex, else ~/.cache/denpex."""
+    if explicit := os.environ.get("DENPEX_CACHE_DIR"):
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "denpex"
+
+
+CacheOption = Annotated[
+    bool,
+    typer.Option(
+        "--cache/--no-cache",
+        help="keep parsed signatures and compiled databases in $DENPEX_CACHE_DIR "
+        "(default ~/.cache/denpex) for fast start-up",
+    ),
+]
 RulesOption = Annotated[
     Path | None, typer.Option("--rules", help="signature library directory (default: bundled)")
 ]
@@ -90,11 +107,17 @@ def diagnose_command(
     progress: Annotated[
         bool | None, typer.Option(help="progress bar on stderr (default: when it is a terminal)")
     ] = None,
+    cache: CacheOption = True,
 ) -> None:
     """Diagnose a failed run from its logs: ranked root causes with evidence and next steps."""
     from denpex.render import RENDERERS
 
-    options = DiagnoseOptions(rules_dir=rules, backend=backend, confidence_threshold=threshold)
+    options = DiagnoseOptions(
+        rules_dir=rules,
+        backend=backend,
+        confidence_threshold=threshold,
+        cache_dir=default_cache_dir() if cache else None,
+    )
     show_progress = stderr.is_terminal if progress is None else progress
     try:
         with _progress(show_progress) as advance:

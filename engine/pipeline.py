@@ -33,6 +33,8 @@ class DiagnoseOptions:
     rules_dir: Path | None = None
     backend: str = "auto"
     confidence_threshold: float = 0.6
+    cache_dir: Path | None = None
+    """Where parsed signatures and compiled scanner databases are kept between runs."""
 
 
 @dataclass
@@ -96,7 +98,8 @@ def diagnose(
     started = time.perf_counter()
     options = options or DiagnoseOptions()
     if matcher is None:
-        matcher = Matcher(library or load_library(options.rules_dir), options.backend)
+        library = library or load_library(options.rules_dir, cache_dir=options.cache_dir)
+        matcher = Matcher(library, options.backend, options.cache_dir)
     scan = scan_inputs(paths, matcher, stdin, progress)
     return diagnose_scan(scan, matcher.library, options, started)
 

@@ -9,6 +9,7 @@ the traceback above it as its context, so a multi-line traceback is one event.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from denpex.events import Attribution, Event
@@ -57,23 +58,23 @@ def clip(text: str, around: int | None = None) -> str:
     return "…" + text[start : start + MAX_TEXT] + "…"
 
 
-def _previous_line_starts(data: bytes, start: int, limit: int) -> list[int]:
-    starts: list[int] = []
+def _previous_line_starts(data: bytes, start: int, limit: int) -> Iterator[int]:
+    """Starts of the lines above `start`, nearest first, found only as they are asked for."""
     position = start
-    while position > 0 and len(starts) < limit:
-        previous = data.rfind(b"\n", 0, position - 1) + 1
-        starts.append(previous)
-        position = previous
-    return starts
+    for _ in range(limit):
+        if position <= 0:
+            return
+        position = data.rfind(b"\n", 0, position - 1) + 1
+        yield position
 
 
-def _next_line_starts(data: bytes, start: int, limit: int) -> list[int]:
-    starts: list[int] = []
+def _next_line_starts(data: bytes, start: int, limit: int) -> Iterator[int]:
     position = data.find(b"\n", start)
-    while position >= 0 and position + 1 < len(data) and len(starts) < limit:
-        starts.append(position + 1)
+    for _ in range(limit):
+        if position < 0 or position + 1 >= len(data):
+            return
+        yield position + 1
         position = data.find(b"\n", position + 1)
-    return starts
 
 
 def split(raw: bytes, context: SourceContext) -> Prefixed:
@@ -132,7 +133,13 @@ def _traceback_above(
 
 
 def build_event(
-    chunk: Chunk, line_start: int, line_number: int, context: SourceContext, hit_at: int = 0
+    chunk: Chunk,
+    line_start: int,
+    line_number: int,
+    context: SourceContext,
+    hit_at: int = 0,
+    *,
+    with_traceback: bool = True,
 ) -> Event:
     """The event for the line of `chunk` starting at `line_start` (line `line_number`)."""
     data = chunk.data
@@ -156,5 +163,7 @@ def build_event(
         time=stamp.epoch,
         time_inferred=inferred,
         boot_seconds=stamp.boot_seconds,
-        context=tuple(_traceback_above(data, start, prefixed.who, context)),
+        context=tuple(_traceback_above(data, start, prefixed.who, context))
+        if with_traceback
+        else (),
     )

@@ -12,9 +12,14 @@ which the differential test checks over every example in the library.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import platform
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from denpex.errors import RulesError
@@ -53,23 +58,13 @@ class HyperscanScanner:
 
     name = "hyperscan"
 
-    def __init__(self, patterns: Sequence[PatternSpec]) -> None:
+    def __init__(self, patterns: Sequence[PatternSpec], cache_dir: Path | None = None) -> None:
         if hyperscan is None:
             raise RulesError("hyperscan is not installed; use the re backend")
-        self._database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        flags = [
-            hyperscan.HS_FLAG_MULTILINE | (hyperscan.HS_FLAG_CASELESS if p.caseless else 0)
-            for p in patterns
-        ]
-        try:
-            self._database.compile(
-                expressions=[p.regex.encode() for p in patterns],
-                ids=list(range(len(patterns))),
-                elements=len(patterns),
-                flags=flags,
-            )
-        except hyperscan.error as error:
-            raise RulesError(f"hyperscan cannot compile the library: {error}") from None
+        cached = _cache_path(patterns, cache_dir)
+        self._database = _load_database(cached) or _compile(patterns)
+        if cached is not None and not cached.exists():
+            _save_database(self._database, cached)
         self._scratch = hyperscan.Scratch(self._database)
 
     def candidate_lines(self, buffer: bytes) -> LineStarts:
@@ -89,6 +84,55 @@ class HyperscanScanner:
 
         self._database.scan(buffer, match_event_handler=on_match, scratch=self._scratch)
         return found
+
+
+def _compile(patterns: Sequence[PatternSpec]) -> object:
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    flags = [
+        hyperscan.HS_FLAG_MULTILINE | (hyperscan.HS_FLAG_CASELESS if p.caseless else 0)
+        for p in patterns
+    ]
+    try:
+        database.compile(
+            expressions=[p.regex.encode() for p in patterns],
+            ids=list(range(len(patterns))),
+            elements=len(patterns),
+            flags=flags,
+        )
+    except hyperscan.error as error:
+        raise RulesError(f"hyperscan cannot compile the library: {error}") from None
+    return database
+
+
+def _cache_path(patterns: Sequence[PatternSpec], cache_dir: Path | None) -> Path | None:
+    """Where a compiled database for exactly these patterns, on this Hyperscan, is kept."""
+    if cache_dir is None:
+        return None
+    key = hashlib.sha256(
+        json.dumps(
+            [hyperscan.__version__, platform.machine(), [(p.regex, p.caseless) for p in patterns]]
+        ).encode()
+    ).hexdigest()
+    return cache_dir / f"hyperscan-{key[:32]}.db"
+
+
+def _load_database(path: Path | None) -> object | None:
+    if path is None:
+        return None
+    try:
+        return hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
+    except (OSError, hyperscan.error, TypeError, ValueError):
+        return None  # absent or unusable: compile afresh
+
+
+def _save_database(database: object, path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_bytes(hyperscan.dumpb(database))
+        temporary.replace(path)
+    except (OSError, hyperscan.error):
+        pass  # caching is an optimisation only
 
 
 class RegexScanner:
@@ -148,13 +192,15 @@ def available_backends() -> list[str]:
     return ["hyperscan", "re"] if hyperscan is not None else ["re"]
 
 
-def make_scanner(patterns: Sequence[PatternSpec], backend: str = "auto") -> Scanner:
+def make_scanner(
+    patterns: Sequence[PatternSpec], backend: str = "auto", cache_dir: Path | None = None
+) -> Scanner:
     if backend == "auto":
         backend = "hyperscan" if hyperscan is not None else "re"
     if not patterns and backend in ("hyperscan", "re"):
         return EmptyScanner(backend)
     if backend == "hyperscan":
-        return HyperscanScanner(patterns)
+        return HyperscanScanner(patterns, cache_dir)
     if backend == "re":
         return RegexScanner(patterns)
     raise RulesError(f"unknown matcher backend {backend!r}; choose hyperscan, re or auto")

@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import BinaryIO
 
 from denpex.events import Attribution, Event, Match
@@ -28,6 +29,7 @@ from denpex.match.signature import Role
 
 KEEP_EACH_END = 8
 CONTEXT_PER_CHUNK = 256
+CONTEXT_WINDOW = 512 * 1024
 MAX_DUMP_BYTES = 512 * 1024 * 1024
 _HEAD_BYTES = 65536
 _YEAR = re.compile(rb"(?<!\d)(20\d{2})-(?:0[1-9]|1[0-2])-(?:[0-2]\d|3[01])[T _]\d{2}:")
@@ -78,8 +80,10 @@ class _Confirmer:
 class _PatternGroup:
     """Patterns scanned together: one scanner database and a confirmer per pattern."""
 
-    def __init__(self, refs: list[PatternRef], backend: str, thin: bool) -> None:
-        self.scanner = make_scanner([ref.spec for ref in refs], backend)
+    def __init__(
+        self, refs: list[PatternRef], backend: str, thin: bool, cache_dir: Path | None
+    ) -> None:
+        self.scanner = make_scanner([ref.spec for ref in refs], backend, cache_dir)
         self.thin = thin
         self.confirmers = [
             _Confirmer(
@@ -103,16 +107,18 @@ class Matcher:
 
     Abnormal signatures (root causes and symptoms) are scanned over every byte. Context
     signatures (step markers, rank maps, exit summaries) can match a large share of a healthy
-    log, so they are scanned over the first and the last chunk of each input only: that is
-    where the job starts, where it failed and where launchers print their summaries.
+    log, so they are scanned over the first and the last CONTEXT_WINDOW bytes of each input
+    only: that is where the job starts, where it failed and where launchers print summaries.
     """
 
-    def __init__(self, library: Library, backend: str = "auto") -> None:
+    def __init__(
+        self, library: Library, backend: str = "auto", cache_dir: Path | None = None
+    ) -> None:
         self.library = library
         abnormal = [r for r in library.patterns if r.signature.role is not Role.context]
         context = [r for r in library.patterns if r.signature.role is Role.context]
-        self._abnormal = _PatternGroup(abnormal, backend, thin=False)
-        self._context = _PatternGroup(context, backend, thin=True)
+        self._abnormal = _PatternGroup(abnormal, backend, thin=False, cache_dir=cache_dir)
+        self._context = _PatternGroup(context, backend, thin=True, cache_dir=cache_dir)
 
     @property
     def backend(self) -> str:
@@ -154,14 +160,16 @@ class Matcher:
                     key = (match.signature.id, match.event.rank, match.event.who.local_rank)
                     kept.setdefault(key, _Kept()).add(match)
 
+            head_window: Chunk | None = None
             last: Chunk | None = None
-            for index, chunk in enumerate(iter_chunks(body, report)):
-                groups = (self._abnormal, self._context) if index == 0 else (self._abnormal,)
-                for group in groups:
-                    keep(self._matches_in(chunk, context, group))
-                last = chunk if index > 0 else None
-            if last is not None:
-                keep(self._matches_in(last, context, self._context))
+            for chunk in iter_chunks(body, report):
+                keep(self._matches_in(chunk, context, self._abnormal))
+                if head_window is None:
+                    head_window = _head_window(chunk)
+                last = chunk
+            if last is not None and head_window is not None:
+                for window in _context_windows(head_window, last):
+                    keep(self._matches_in(window, context, self._context))
         warnings = [f"{item.name}: {report.error}"] if report.error else []
         if report.cut_lines:
             warnings.append(
@@ -225,7 +233,9 @@ class Matcher:
                 continue
             line_number += data.count(b"\n", counted_to, start)
             counted_to = start
-            event = build_event(chunk, start, line_number, context, hits[0][1])
+            event = build_event(
+                chunk, start, line_number, context, hits[0][1], with_traceback=not group.thin
+            )
             for ref, _, captures in hits:
                 yield Match(ref.signature, _about(event, captures), captures)
 
@@ -253,6 +263,40 @@ def _confirmed(
         return list(hits.values())
     top = max(ref.signature.priority for ref, _, _ in hits.values())
     return [hit for hit in hits.values() if hit[0].signature.priority == top]
+
+
+def _head_window(chunk: Chunk) -> Chunk:
+    """The first CONTEXT_WINDOW bytes of an input's first chunk, cut at a line end."""
+    if len(chunk.data) <= CONTEXT_WINDOW:
+        return chunk
+    cut = chunk.data.rfind(b"\n", 0, CONTEXT_WINDOW) + 1 or CONTEXT_WINDOW
+    return Chunk(chunk.data[:cut], 0, chunk.first_line, chunk.base_offset)
+
+
+def _tail_window(chunk: Chunk) -> Chunk:
+    """The last CONTEXT_WINDOW bytes of a chunk, starting at a line start."""
+    data = chunk.data
+    if len(data) <= CONTEXT_WINDOW:
+        return chunk
+    start = data.rfind(b"\n", 0, len(data) - CONTEXT_WINDOW) + 1
+    return Chunk(
+        data[start:],
+        max(0, chunk.scan_from - start),
+        chunk.first_line + data.count(b"\n", 0, start),
+        chunk.base_offset + start,
+    )
+
+
+def _context_windows(head: Chunk, last: Chunk) -> list[Chunk]:
+    """Where context signatures are looked for: an input's start and its end, each once."""
+    tail = _tail_window(last)
+    head_end = head.base_offset + len(head.data)
+    if tail.base_offset >= head_end:
+        return [head, tail]
+    if tail.base_offset <= head.base_offset:
+        return [tail] if len(tail.data) >= len(head.data) else [head]
+    overlap = head_end - tail.base_offset  # the windows meet: scan the tail past the head only
+    return [head, Chunk(tail.data, min(len(tail.data), overlap), tail.first_line, tail.base_offset)]
 
 
 def _int_or_none(text: str | None) -> int | None:

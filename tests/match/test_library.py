@@ -68,3 +68,25 @@ def test_a_class_outside_the_taxonomy_is_rejected(tmp_path: Path) -> None:
     (rules / "xid" / "79.yaml").write_text(source.replace("gpu_fell_off_bus", "gpu_on_fire"))
     with pytest.raises(RulesError, match="not a failure class"):
         load_library(rules)
+
+
+def test_a_cached_library_equals_a_freshly_parsed_one(tmp_path: Path) -> None:
+    fresh = load_library(cache_dir=tmp_path)
+    cached = load_library(cache_dir=tmp_path)
+    assert cached.signatures == fresh.signatures
+    assert cached.label == fresh.label
+
+
+def test_a_damaged_cache_is_rebuilt_not_trusted(tmp_path: Path) -> None:
+    expected = load_library(cache_dir=tmp_path)
+    for cached in tmp_path.glob("library-*.json"):
+        cached.write_text('[{"id": "broken"')
+    assert load_library(cache_dir=tmp_path).signatures == expected.signatures
+
+
+def test_a_cached_scanner_database_finds_the_same_lines(tmp_path: Path, library: Library) -> None:
+    text = (EXAMPLES / "torchrun-bad-sample" / "launcher.log").read_text()
+    first = _match_keys(Matcher(library, "hyperscan", tmp_path), text)
+    assert list(tmp_path.glob("hyperscan-*.db"))
+    second = _match_keys(Matcher(library, "hyperscan", tmp_path), text)
+    assert first == second and first
