@@ -28,8 +28,8 @@ from denpex.match.library import Library, PatternRef
 from denpex.match.signature import Role
 
 KEEP_EACH_END = 8
-CONTEXT_PER_CHUNK = 256
-CONTEXT_WINDOW = 512 * 1024
+CONTEXT_PER_WINDOW = 64
+CONTEXT_WINDOW = 256 * 1024
 MAX_DUMP_BYTES = 512 * 1024 * 1024
 _HEAD_BYTES = 65536
 _YEAR = re.compile(rb"(?<!\d)(20\d{2})-(?:0[1-9]|1[0-2])-(?:[0-2]\d|3[01])[T _]\d{2}:")
@@ -217,10 +217,10 @@ class Matcher:
         by_line: dict[int, list[int]] = {}
         for pattern_index, starts in candidates.items():
             fresh = [start for start in starts if start >= chunk.scan_from]
-            if group.thin and len(fresh) > 2 * CONTEXT_PER_CHUNK:
+            if group.thin and len(fresh) > 2 * CONTEXT_PER_WINDOW:
                 # Context lines (step markers) can be on every other line of a healthy log;
                 # the first and last of each chunk are all the timeline needs.
-                fresh = fresh[:CONTEXT_PER_CHUNK] + fresh[-CONTEXT_PER_CHUNK:]
+                fresh = fresh[:CONTEXT_PER_WINDOW] + fresh[-CONTEXT_PER_WINDOW:]
             for start in fresh:
                 by_line.setdefault(start, []).append(pattern_index)
         data = chunk.data

@@ -24,7 +24,8 @@ CORPUS = REPO / "evals" / "corpus"
 def _healthy_inputs() -> list[Path]:
     logs = [p for p in sorted(HEALTHY.iterdir()) if p.name != "README.md"]
     clean_cases = [
-        p.parent for p in sorted(CORPUS.glob("*/expected.json"))
+        p.parent
+        for p in sorted(CORPUS.glob("*/expected.json"))
         if not json.loads(p.read_text()).get("expect_failure", True)
     ]
     return logs + clean_cases

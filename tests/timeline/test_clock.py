@@ -44,7 +44,8 @@ def _skewed_copy(root: Path, skews: dict[int, float]) -> Path:
 def _first_fault_times(path: Path) -> dict[int, float]:
     diagnosis = diagnose([str(path)])
     return {
-        entry.rank: entry.time.timestamp() for entry in diagnosis.timeline.first_abnormal
+        entry.rank: entry.time.timestamp()
+        for entry in diagnosis.timeline.first_abnormal
         if entry.rank is not None and entry.time is not None
     }
 
@@ -94,13 +95,12 @@ def test_events_inside_one_host_are_never_reordered(tmp_path: Path) -> None:
     scan = scan_inputs([str(_skewed_copy(tmp_path, skews))], _matcher())
     timeline = build_timeline(scan.matches)
     for host in {m.event.host for m in scan.matches}:
-        raw = [m.event.offset for m in sorted(scan.matches, key=order_key)
-               if m.event.host == host]
+        raw = [m.event.offset for m in sorted(scan.matches, key=order_key) if m.event.host == host]
         ordered = [m.event.offset for m in timeline.matches if m.event.host == host]
         assert ordered == raw
 
 
-def _matcher():  # noqa: ANN202 - a Matcher over the bundled library
+def _matcher():
     from denpex.match.library import load_library
     from denpex.match.scan import Matcher
 
