@@ -23,6 +23,7 @@ from denpex.ingest.kinds import BINARY, FR_DUMP, kind_of
 from denpex.ingest.lines import SourceContext, build_event, decode, line_bounds
 from denpex.ingest.reader import Chunk, ReadReport, iter_chunks
 from denpex.ingest.sources import READ_ERRORS, Input, Rejoined
+from denpex.ingest.timestamps import parse_stamp
 from denpex.match.backends import Scanner, make_scanner
 from denpex.match.library import Library, PatternRef
 from denpex.match.signature import Role
@@ -32,6 +33,7 @@ CONTEXT_PER_WINDOW = 64
 CONTEXT_WINDOW = 256 * 1024
 MAX_DUMP_BYTES = 512 * 1024 * 1024
 _HEAD_BYTES = 65536
+_YEAR_UNKNOWN = 1970  # a `time` capture without a year is not trusted
 _YEAR = re.compile(rb"(?<!\d)(20\d{2})-(?:0[1-9]|1[0-2])-(?:[0-2]\d|3[01])[T _]\d{2}:")
 
 
@@ -304,7 +306,12 @@ def _int_or_none(text: str | None) -> int | None:
 
 
 def _about(event: Event, captures: dict[str, str]) -> Event:
-    """The event attributed to whom its captures name, over what its prefixes said."""
+    """The event attributed to whom its captures name, over what its prefixes said, and timed
+    by a `time` capture when the line carries no timestamp of its own."""
+    if "time" in captures and (event.time is None or event.time_inferred):
+        stamp = parse_stamp(captures["time"], _YEAR_UNKNOWN)
+        if stamp.epoch is not None and not stamp.year_inferred:
+            event = replace(event, time=stamp.epoch, time_inferred=False)
     if not captures.keys() & {"rank", "local_rank", "host", "pid"}:
         return event
     stated = Attribution(

@@ -6,7 +6,8 @@ instead of becoming roots of their own. The ranking follows what a careful inves
 
 1. A root cause that a failure of another class can bring about, on the same process, rank or
    host, is that failure's consequence (`consequences` in taxonomy.yaml): the OOM kill explains
-   the SIGKILLed rank; the GPU that fell off the bus explains its host's CUDA errors.
+   the SIGKILLed rank; the GPU that fell off the bus explains its host's CUDA errors. Scheduler
+   actions act on the whole job, so their consequences may be on any host.
 2. Scheduler actions (preemption, time limit, node failure, cancellation, eviction) outrank every
    root cause that appears after them, give or take `SCHEDULER_LEAD_S`: they cause the pile.
 3. Otherwise the earliest root cause wins; root causes within `TIE_WINDOW_S` of each other
@@ -82,7 +83,10 @@ def _absorb_consequences(hypotheses: list[Hypothesis], job: JobShape) -> list[Hy
                     if h is not effect
                     and h.roots
                     and can_cause(h.failure_class, effect.failure_class)
-                    and any(related(c, match, job) and _precedes(c, match) for c in h.roots)
+                    and any(
+                        (h.dominant or related(c, match, job)) and _precedes(c, match)
+                        for c in h.roots
+                    )
                 ),
                 None,
             )

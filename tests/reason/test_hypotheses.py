@@ -1,0 +1,87 @@
+"""The distinctions the reasoning must draw, each on real text.
+
+Lines come from real programs: the rank logs of examples/torchrun-bad-sample (a real Gloo run),
+the Slurm and NVIDIA driver lines in the form their sources print them (see rules/*/ references).
+Composing real lines into one job is how a multi-host failure looks once its logs are gathered.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from denpex.models import Status
+from denpex.pipeline import diagnose
+from tests.conftest import BAD_SAMPLE
+
+RANK3 = next(BAD_SAMPLE.glob("logs/*/attempt_0/3/stderr.log")).read_text()
+RANK0 = next(BAD_SAMPLE.glob("logs/*/attempt_0/0/stderr.log")).read_text()
+# The example's failure happens between 06:34:26 and 06:34:28 on 2026-11-30.
+PREEMPTED = (
+    "slurmstepd: error: *** STEP 4242.0 ON gpu-017 CANCELLED AT 2026-11-30T06:34:26 "
+    "DUE TO PREEMPTION ***\n"
+)
+XID_79 = (
+    "Nov 30 06:34:25 gpu-017 kernel: NVRM: Xid (PCI:0000:86:00): 79, pid='<unknown>', "
+    "name=<unknown>, GPU has fallen off the bus.\n"
+)
+
+
+def _job(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_scheduler_preemption_outranks_the_errors_it_causes(tmp_path: Path) -> None:
+    job = _job(tmp_path, {"slurm-4242.out": PREEMPTED, "rank3.log": RANK3, "rank0.log": RANK0})
+    diagnosis = diagnose([str(job)])
+    top = diagnosis.root_causes[0]
+    assert top.failure_class == "preemption"
+    assert top.originating_rank is None  # the whole job was preempted, no rank began it
+    # the ranks' errors after the preemption are its consequences, not rival causes
+    assert "python.uncaught_exception" in top.explains.signature_ids
+    assert {0, 3} <= set(top.explains.ranks)
+
+
+def test_a_crash_long_before_the_scheduler_acted_stays_the_cause(tmp_path: Path) -> None:
+    later = PREEMPTED.replace("06:34:26", "06:49:26")
+    job = _job(tmp_path, {"slurm-4242.out": later, "rank3.log": RANK3})
+    top = diagnose([str(job)]).root_causes[0]
+    assert top.failure_class == "python_exception"
+    assert top.originating_rank == 3
+
+
+def test_a_gpu_that_fell_off_the_bus_explains_its_hosts_errors(tmp_path: Path) -> None:
+    job = _job(tmp_path, {"gpu-017/kern.log": XID_79, "gpu-017/rank3.log": RANK3,
+                          "gpu-003/rank0.log": RANK0})
+    diagnosis = diagnose([str(job)])
+    top = diagnosis.root_causes[0]
+    assert top.failure_class == "gpu_fell_off_bus"
+    assert top.category == "hardware"
+    assert top.owner == "infrastructure"
+    assert top.originating_host == "gpu-017"
+    assert any("scontrol update NodeName=gpu-017 State=DRAIN" in s for s in top.next_steps)
+    # rank 3's exception on the same host is a consequence, not a competing root cause
+    assert "python.uncaught_exception" in top.explains.signature_ids
+    assert all(r.failure_class != "python_exception" for r in diagnosis.root_causes)
+
+
+def test_an_exception_on_another_host_is_not_absorbed_by_the_hardware_fault(tmp_path: Path) -> None:
+    job = _job(tmp_path, {"gpu-017/kern.log": XID_79, "gpu-003/rank3.log": RANK3})
+    classes = [r.failure_class for r in diagnose([str(job)]).root_causes]
+    assert classes[0] == "gpu_fell_off_bus"
+    assert "python_exception" in classes
+
+
+def test_confidences_of_ranked_alternatives_never_sum_above_one(tmp_path: Path) -> None:
+    job = _job(tmp_path, {"slurm-4242.out": PREEMPTED, "rank3.log": RANK3, "rank0.log": RANK0})
+    diagnosis = diagnose([str(job)])
+    assert diagnosis.status is Status.confident
+    assert sum(r.confidence for r in diagnosis.root_causes) <= 1.0 + 1e-9
+
+
+def test_next_steps_are_routed_by_class(tmp_path: Path) -> None:
+    job = _job(tmp_path, {"rank3.log": RANK3})
+    top = diagnose([str(job)]).root_causes[0]
+    assert top.owner == "training"
