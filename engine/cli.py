@@ -38,6 +38,8 @@ class OutputFormat(StrEnum):
     text = "text"
     json = "json"
     markdown = "markdown"
+    html = "html"
+    slack = "slack"
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

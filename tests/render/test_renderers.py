@@ -1,0 +1,52 @@
+"""Every presentation of one diagnosis: complete, escaped, and within its medium's limits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from denpex.models import Diagnosis
+from denpex.pipeline import diagnose
+from denpex.render import RENDERERS, render_html, render_slack
+from tests.conftest import BAD_SAMPLE
+
+
+@pytest.fixture(scope="module")
+def diagnosis() -> Diagnosis:
+    return diagnose([str(BAD_SAMPLE)])
+
+
+@pytest.mark.parametrize("name", sorted(RENDERERS))
+def test_every_format_names_the_cause_and_the_rank(name: str, diagnosis: Diagnosis) -> None:
+    output = RENDERERS[name](diagnosis)
+    assert "IndexError" in output
+    assert "python_exception" in output
+
+
+def test_html_draws_one_mark_per_rank_with_the_originating_rank_in_red(
+    diagnosis: Diagnosis,
+) -> None:
+    page = render_html(diagnosis)
+    assert page.count("<circle") == len(
+        [e for e in diagnosis.timeline.first_abnormal if e.time is not None]
+    )
+    assert "fill='#cf222e'" in page  # rank 3, where the failure began
+
+
+def test_html_escapes_whatever_the_logs_contain(tmp_path: Path) -> None:
+    hostile = "[rank1]: ValueError: <script>alert('x')</script> & <img src=x onerror=y>\n"
+    (tmp_path / "rank1.log").write_text(hostile)
+    page = render_html(diagnose([str(tmp_path)]))
+    assert "<script>alert" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert" in page
+
+
+def test_slack_blocks_are_valid_json_within_slack_limits(diagnosis: Diagnosis) -> None:
+    message = json.loads(render_slack(diagnosis))
+    assert message["blocks"][0]["type"] == "header"
+    assert len(message["blocks"]) <= 50
+    for block in message["blocks"]:
+        if block["type"] == "section":
+            assert len(block["text"]["text"]) <= 3000
