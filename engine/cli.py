@@ -131,6 +131,63 @@ def diagnose_command(
     sys.stdout.write(RENDERERS[output_format.value](diagnosis))
 
 
+@app.command("run")
+def run_command_line(
+    command: Annotated[list[str], typer.Argument(help="the command to run, after --")],
+    bundle: Annotated[
+        Path | None,
+        typer.Option(
+            help="where to keep the output (default: a temporary folder, kept on failure)"
+        ),
+    ] = None,
+    collect: Annotated[
+        list[Path] | None,
+        typer.Option(help="more inputs to diagnose on failure, e.g. torchrun's --log-dir"),
+    ] = None,
+    output_format: Annotated[
+        OutputFormat, typer.Option("--format", "-f", help="format of the diagnosis on stderr")
+    ] = OutputFormat.text,
+    rules: RulesOption = None,
+    cache: CacheOption = True,
+) -> None:
+    """Run a training command; keep its exit code and diagnose it when it fails.
+
+    Example: denpex run --collect logs -- torchrun --nproc-per-node 8 --log-dir logs train.py
+    """
+    import shutil
+    import tempfile
+
+    from denpex.render import RENDERERS
+    from denpex.run import run_command
+
+    target = bundle or Path(tempfile.mkdtemp(prefix="denpex-run-"))
+    try:
+        result = run_command(command, target)
+    except FileNotFoundError as error:
+        fail(str(error), code=127)
+    if result.exit_code == 0:
+        if bundle is None:
+            shutil.rmtree(target, ignore_errors=True)
+        raise typer.Exit(0)
+    options = DiagnoseOptions(rules_dir=rules, cache_dir=default_cache_dir() if cache else None)
+    inputs = [str(target), *(str(p) for p in collect or [])]
+    try:
+        diagnosis = diagnose(inputs, options)
+    except DenpexError as error:
+        stderr.print(
+            f"denpex: the command failed (exit {result.exit_code}) and could not be "
+            f"diagnosed: {error}; its output is in {target}",
+            markup=False,
+        )
+        raise typer.Exit(result.exit_code) from None
+    (target / "diagnosis.json").write_text(diagnosis.model_dump_json(indent=2) + "\n")
+    sys.stderr.write(RENDERERS[output_format.value](diagnosis))
+    stderr.print(
+        f"denpex: exit code {result.exit_code}; output and diagnosis kept in {target}", markup=False
+    )
+    raise typer.Exit(result.exit_code)
+
+
 @app.command("schema")
 def schema_command() -> None:
     """Print the JSON Schema of the diagnosis (the output contract)."""
