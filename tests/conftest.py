@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import tempfile
+from functools import cache
 from pathlib import Path
 
 import pytest
 
 from denpex.match.library import Library, load_library
 from denpex.match.scan import Matcher
+from denpex.models import Diagnosis
+from denpex.pipeline import DiagnoseOptions, diagnose
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -21,11 +24,22 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ["DENPEX_CACHE_DIR"] = tempfile.mkdtemp(prefix="denpex-test-cache-")
 
 
+@cache
+def bundled_matcher() -> Matcher:
+    """The bundled library, compiled once per test session."""
+    return Matcher(load_library(), "auto", Path(os.environ["DENPEX_CACHE_DIR"]))
+
+
+def diagnose_paths(paths: list[str], **options: object) -> Diagnosis:
+    """`denpex diagnose` in-process, with the session's compiled library."""
+    return diagnose(paths, DiagnoseOptions(**options), matcher=bundled_matcher())  # type: ignore[arg-type]
+
+
 @pytest.fixture(scope="session")
 def library() -> Library:
-    return load_library()
+    return bundled_matcher().library
 
 
 @pytest.fixture(scope="session")
-def matcher(library: Library) -> Matcher:
-    return Matcher(library)
+def matcher() -> Matcher:
+    return bundled_matcher()

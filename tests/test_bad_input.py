@@ -6,8 +6,7 @@ import gzip
 from pathlib import Path
 
 from denpex.models import Status
-from denpex.pipeline import diagnose
-from tests.conftest import BAD_SAMPLE
+from tests.conftest import BAD_SAMPLE, diagnose_paths
 
 RANK3 = next(BAD_SAMPLE.glob("logs/*/attempt_0/3/stderr.log")).read_bytes()
 
@@ -17,14 +16,14 @@ def test_a_ten_megabyte_line_does_not_hide_the_error_after_it(tmp_path: Path) ->
         b"Epoch 0:  %3d%%|####      | %d/1000" % (i % 100, i) for i in range(300_000)
     )
     (tmp_path / "rank3.log").write_bytes(progress_bar[: 10 * 1024 * 1024] + b"\n" + RANK3)
-    top = diagnose([str(tmp_path)]).root_causes[0]
+    top = diagnose_paths([str(tmp_path)]).root_causes[0]
     assert "IndexError" in top.evidence[0].text
     assert top.originating_rank == 3
 
 
 def test_a_line_longer_than_the_read_limit_is_cut_and_said(tmp_path: Path) -> None:
     (tmp_path / "rank3.log").write_bytes(b"x" * (17 * 1024 * 1024) + b"\n" + RANK3)
-    diagnosis = diagnose([str(tmp_path)])
+    diagnosis = diagnose_paths([str(tmp_path)])
     assert diagnosis.root_causes[0].originating_rank == 3
     assert any("read in pieces" in w for w in diagnosis.warnings)
 
@@ -34,14 +33,14 @@ def test_invalid_utf8_around_the_error_is_replaced_not_fatal(tmp_path: Path) -> 
         b"index out", b"index \xe2\x28out"
     )
     (tmp_path / "rank3.log").write_bytes(mangled)
-    top = diagnose([str(tmp_path)]).root_causes[0]
+    top = diagnose_paths([str(tmp_path)]).root_causes[0]
     assert top.evidence[0].text.startswith("[rank3]: IndexError: index \ufffd(out of range")
 
 
 def test_binary_garbage_beside_real_logs_is_skipped_with_a_warning(tmp_path: Path) -> None:
     (tmp_path / "rank3.log").write_bytes(RANK3)
     (tmp_path / "core.12345").write_bytes(bytes(range(256)) * 1000)
-    diagnosis = diagnose([str(tmp_path)])
+    diagnosis = diagnose_paths([str(tmp_path)])
     assert diagnosis.root_causes[0].originating_rank == 3
     assert any("core.12345" in w and "binary" in w for w in diagnosis.warnings)
 
@@ -50,13 +49,13 @@ def test_a_corrupt_gzip_is_reported_and_the_other_inputs_still_count(tmp_path: P
     (tmp_path / "rank3.log").write_bytes(RANK3)
     whole = gzip.compress(RANK3 * 50)
     (tmp_path / "rank0.log.gz").write_bytes(whole[: len(whole) // 2])
-    diagnosis = diagnose([str(tmp_path)])
+    diagnosis = diagnose_paths([str(tmp_path)])
     assert diagnosis.status is not Status.no_failure
     assert any("rank0.log.gz" in w for w in diagnosis.warnings)
 
 
 def test_an_empty_file_is_an_input_with_no_lines(tmp_path: Path) -> None:
     (tmp_path / "rank1.log").write_bytes(b"")
-    diagnosis = diagnose([str(tmp_path)])
+    diagnosis = diagnose_paths([str(tmp_path)])
     assert diagnosis.status is Status.no_failure
     assert diagnosis.inputs[0].lines == 0

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from denpex.models import Status
-from denpex.pipeline import diagnose
-from tests.conftest import BAD_SAMPLE
+from tests.conftest import BAD_SAMPLE, diagnose_paths
 
 
 def test_the_rank_that_raised_first_is_the_root_and_its_peers_are_the_cascade() -> None:
-    diagnosis = diagnose([str(BAD_SAMPLE)])
+    diagnosis = diagnose_paths([str(BAD_SAMPLE)])
     top = diagnosis.root_causes[0]
     assert diagnosis.status is Status.confident
     assert top.originating_rank == 3
@@ -20,14 +19,14 @@ def test_the_rank_that_raised_first_is_the_root_and_its_peers_are_the_cascade() 
 
 
 def test_the_traceback_travels_with_its_exception_line() -> None:
-    top = diagnose([str(BAD_SAMPLE)]).root_causes[0]
+    top = diagnose_paths([str(BAD_SAMPLE)]).root_causes[0]
     first = top.evidence[0]
     assert first.context[0] == "Traceback (most recent call last):"
     assert any("torch/nn/functional.py" in line for line in first.context)
 
 
 def test_every_input_is_listed_with_its_kind_and_size() -> None:
-    diagnosis = diagnose([str(BAD_SAMPLE)])
+    diagnosis = diagnose_paths([str(BAD_SAMPLE)])
     kinds = {i.source.rsplit("/", 1)[-1]: i.kind for i in diagnosis.inputs}
     assert kinds["launcher.log"] == "launcher"
     assert kinds["stderr.log"] == "rank_log"
@@ -35,6 +34,6 @@ def test_every_input_is_listed_with_its_kind_and_size() -> None:
 
 
 def test_provenance_records_the_library_version() -> None:
-    diagnosis = diagnose([str(BAD_SAMPLE)])
+    diagnosis = diagnose_paths([str(BAD_SAMPLE)])
     assert diagnosis.provenance.rules_version.startswith("0.")
     assert diagnosis.provenance.elapsed_ms >= 0

@@ -23,8 +23,14 @@ TRAPS_SIGTERM = (
 
 
 def denpex_run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "denpex", "run", *args], capture_output=True,
-                          text=True, cwd=REPO, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "denpex", "run", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_a_failing_command_keeps_its_exit_code_and_is_diagnosed(tmp_path: Path) -> None:
@@ -49,9 +55,22 @@ def test_a_succeeding_command_exits_0_and_leaves_nothing_behind() -> None:
 
 def test_sigterm_reaches_the_command_as_a_scheduler_would_send_it(tmp_path: Path) -> None:
     wrapper = subprocess.Popen(
-        [sys.executable, "-m", "denpex", "run", "--bundle", str(tmp_path / "b"), "--",
-         sys.executable, "-c", TRAPS_SIGTERM],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "denpex",
+            "run",
+            "--bundle",
+            str(tmp_path / "b"),
+            "--",
+            sys.executable,
+            "-c",
+            TRAPS_SIGTERM,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
     )
     assert wrapper.stdout is not None
     assert wrapper.stdout.readline() == "worker: ready\n"

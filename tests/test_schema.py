@@ -7,9 +7,8 @@ from importlib import resources
 
 import jsonschema
 
-from denpex.pipeline import diagnose
 from denpex.schemas import diagnosis_schema
-from tests.conftest import BAD_SAMPLE
+from tests.conftest import BAD_SAMPLE, diagnose_paths
 
 
 def _published() -> dict:
@@ -22,7 +21,7 @@ def test_the_schema_file_equals_the_generated_schema() -> None:
 
 
 def test_a_real_diagnosis_validates_against_the_published_schema() -> None:
-    document = json.loads(diagnose([str(BAD_SAMPLE)]).model_dump_json())
+    document = json.loads(diagnose_paths([str(BAD_SAMPLE)]).model_dump_json())
     jsonschema.validate(document, _published())
 
 

@@ -14,8 +14,8 @@ import pytest
 from denpex.match.scan import Matcher
 from denpex.match.signature import Role
 from denpex.models import Status
-from denpex.pipeline import diagnose, scan_inputs
-from tests.conftest import REPO
+from denpex.pipeline import scan_inputs
+from tests.conftest import REPO, diagnose_paths
 
 HEALTHY = REPO / "evals" / "healthy"
 CORPUS = REPO / "evals" / "corpus"
@@ -51,4 +51,4 @@ def test_no_root_cause_fires_on_a_healthy_run(path: Path, matcher: Matcher) -> N
 
 @pytest.mark.parametrize("path", HEALTHY_INPUTS, ids=lambda p: p.name)
 def test_a_healthy_run_is_diagnosed_as_no_failure(path: Path) -> None:
-    assert diagnose([str(path)]).status is Status.no_failure
+    assert diagnose_paths([str(path)]).status is Status.no_failure

@@ -8,14 +8,13 @@ from pathlib import Path
 import pytest
 
 from denpex.models import Diagnosis
-from denpex.pipeline import diagnose
 from denpex.render import RENDERERS, render_html, render_slack
-from tests.conftest import BAD_SAMPLE
+from tests.conftest import BAD_SAMPLE, diagnose_paths
 
 
 @pytest.fixture(scope="module")
 def diagnosis() -> Diagnosis:
-    return diagnose([str(BAD_SAMPLE)])
+    return diagnose_paths([str(BAD_SAMPLE)])
 
 
 @pytest.mark.parametrize("name", sorted(RENDERERS))
@@ -38,7 +37,7 @@ def test_html_draws_one_mark_per_rank_with_the_originating_rank_in_red(
 def test_html_escapes_whatever_the_logs_contain(tmp_path: Path) -> None:
     hostile = "[rank1]: ValueError: <script>alert('x')</script> & <img src=x onerror=y>\n"
     (tmp_path / "rank1.log").write_text(hostile)
-    page = render_html(diagnose([str(tmp_path)]))
+    page = render_html(diagnose_paths([str(tmp_path)]))
     assert "<script>alert" not in page and "<img src=x" not in page
     assert "&lt;script&gt;alert" in page
 

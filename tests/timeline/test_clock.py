@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from denpex.pipeline import DiagnoseOptions, diagnose, scan_inputs
+from denpex.pipeline import scan_inputs
 from denpex.timeline.order import build_timeline, order_key
+from tests.conftest import bundled_matcher, diagnose_paths
 
 FIXTURE = Path(__file__).parent / "fixtures" / "stalled_rank"
 STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}),(\d{3})", re.M)
@@ -42,7 +43,7 @@ def _skewed_copy(root: Path, skews: dict[int, float]) -> Path:
 
 
 def _first_fault_times(path: Path) -> dict[int, float]:
-    diagnosis = diagnose([str(path)])
+    diagnosis = diagnose_paths([str(path)])
     return {
         entry.rank: entry.time.timestamp()
         for entry in diagnosis.timeline.first_abnormal
@@ -73,12 +74,12 @@ def test_the_skew_would_have_misled_an_uncorrected_timeline(tmp_path: Path) -> N
     faults = [m for m in scan.matches if m.role != "context" and m.event.time is not None]
     earliest_raw = min(faults, key=lambda m: m.event.time)
     assert earliest_raw.event.rank != 2
-    assert diagnose([str(tmp_path)]).root_causes[0].originating_rank == 2
+    assert diagnose_paths([str(tmp_path)]).root_causes[0].originating_rank == 2
 
 
 def test_offsets_and_their_uncertainty_are_reported(tmp_path: Path) -> None:
     skews = {0: 12.5, 1: -7.25, 2: 30.0, 3: -30.0}
-    diagnosis = diagnose([str(_skewed_copy(tmp_path, skews))])
+    diagnosis = diagnose_paths([str(_skewed_copy(tmp_path, skews))])
     offsets = diagnosis.timeline.clock_offsets_s
     reference = next(host for host, offset in offsets.items() if offset == 0.0)
     base = skews[int(reference.removeprefix("node"))]
@@ -101,7 +102,4 @@ def test_events_inside_one_host_are_never_reordered(tmp_path: Path) -> None:
 
 
 def _matcher():
-    from denpex.match.library import load_library
-    from denpex.match.scan import Matcher
-
-    return Matcher(load_library(), DiagnoseOptions().backend)
+    return bundled_matcher()
