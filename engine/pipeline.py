@@ -23,6 +23,7 @@ from denpex.match.scan import Matcher, ScannedInput
 from denpex.models import Diagnosis, InputSummary
 from denpex.reason.hypotheses import form_hypotheses
 from denpex.timeline.order import build_timeline
+from denpex.timeline.window import HOST_LOG_KINDS, HOST_LOG_LEAD_S, job_start, within_job
 
 ProgressCallback = Callable[[str, int], None]
 """Called after each input with its display name and the bytes read."""
@@ -107,7 +108,18 @@ def diagnose(
 def diagnose_scan(
     scan: ScanResult, library: Library, options: DiagnoseOptions, started: float
 ) -> Diagnosis:
-    timeline = build_timeline(scan.matches)
+    windowed = within_job(
+        scan.matches,
+        {s.name for s in scan.inputs if s.kind in HOST_LOG_KINDS},
+        job_start((s.kind, s.first_time) for s in scan.inputs),
+    )
+    warnings = list(scan.warnings)
+    if windowed.set_aside:
+        warnings.append(
+            f"{windowed.set_aside} kernel or telemetry record(s) from more than "
+            f"{HOST_LOG_LEAD_S:.0f} s before the job's first line were set aside as history"
+        )
+    timeline = build_timeline(windowed.matches)
     hypotheses = form_hypotheses(timeline.matches)
     return gate(
         hypotheses=hypotheses,
@@ -118,7 +130,7 @@ def diagnose_scan(
             InputSummary(source=s.name, kind=s.kind, bytes=s.bytes, lines=s.lines)
             for s in scan.inputs
         ],
-        warnings=scan.warnings,
+        warnings=warnings,
         threshold=options.confidence_threshold,
         denpex_version=__version__,
         rules_version=library.label,

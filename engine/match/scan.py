@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from denpex.events import Attribution, Event, Match
-from denpex.ingest.attribution import attribution_from_path, looks_srun_labelled
+from denpex.ingest.attribution import attribution_from_path, looks_srun_labelled, split_prefixes
 from denpex.ingest.kinds import BINARY, FR_DUMP, kind_of
 from denpex.ingest.lines import SourceContext, build_event, decode, line_bounds
 from denpex.ingest.reader import Chunk, ReadReport, iter_chunks
@@ -69,6 +69,8 @@ class ScannedInput:
     warnings: list[str] = field(default_factory=list)
     who: Attribution = field(default_factory=Attribution)
     """What the input's path says about who wrote it."""
+    first_time: float | None = None
+    """The first timestamp among the input's opening lines, when it has one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +157,7 @@ class Matcher:
                     [decode(line) for line in head.split(b"\n", 60)[:60]]
                 ),
             )
+            first_time = _first_time(head, context)
             kept: dict[tuple[str, int | None, int | None], _Kept] = {}
 
             def keep(matches: Iterator[Match]) -> None:
@@ -192,6 +195,7 @@ class Matcher:
             dropped,
             warnings=warnings,
             who=who,
+            first_time=first_time,
         )
 
     def scan_text(self, text: str, name: str = "<text>", *, keep_all: bool = False) -> list[Match]:
@@ -265,6 +269,14 @@ def _confirmed(
         return list(hits.values())
     top = max(ref.signature.priority for ref, _, _ in hits.values())
     return [hit for hit in hits.values() if hit[0].signature.priority == top]
+
+
+def _first_time(head: bytes, context: SourceContext, lines: int = 50) -> float | None:
+    for raw in head.split(b"\n", lines)[:lines]:
+        stamp = parse_stamp(split_prefixes(decode(raw)).message, context.default_year)
+        if stamp.epoch is not None:
+            return stamp.epoch
+    return None
 
 
 def _head_window(chunk: Chunk) -> Chunk:

@@ -10,6 +10,7 @@ the evidence does not determine a culprit, and the answer says so.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +20,10 @@ from denpex.match.signature import Role
 
 _WAITING_CLASSES = frozenset({"collective_timeout"})
 _PEER_CLASSES = frozenset({"peer_process_died"})
+# Captures in which PyTorch itself names the ranks behind a stall (monitoredBarrier, the NCCL
+# desync report): stated evidence, preferred over anything inferred.
+NAMED_SUSPECTS = ("suspect_ranks", "peer_ranks")
+_RANK_LIST = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -33,9 +38,31 @@ class Culprit:
     def determined(self) -> bool:
         return bool(self.suspects)
 
+    def headline(self) -> str:
+        prefix = {
+            "collective_timeout": "Collective stalled: ",
+            "peer_process_died": "A peer process died: ",
+        }.get(self.failure_class, "Symptoms only: ")
+        return prefix + self.explanation()
+
     def explanation(self) -> str:
         waiting = _ranks(self.waiting)
         at = f" at collective SeqNum {self.seq}" if self.seq else ""
+        if self.failure_class not in ("collective_timeout", "peer_process_died"):
+            return (
+                f"only symptoms are in evidence ({self.failure_class}, on ranks {waiting}); "
+                "no root-cause record names where it began"
+            )
+        if self.failure_class == "peer_process_died":
+            if not self.suspects:
+                return (
+                    f"ranks {waiting} lost their connection to a peer and no rank is in "
+                    "evidence as the one that died; the evidence does not determine it"
+                )
+            return (
+                f"ranks {waiting} lost their connection to a peer; rank(s) "
+                f"{_ranks(self.suspects)} reported nothing and are the likely dead peer(s)"
+            )
         if not self.suspects:
             return (
                 f"ranks {waiting} timed out{at} and no rank is in evidence as behind them; "
@@ -54,6 +81,11 @@ def ranks_seen(matches: Sequence[Match]) -> set[int]:
 
 def infer_culprit(matches: Sequence[Match]) -> Culprit | None:
     symptoms = [m for m in matches if m.role is Role.symptom]
+    if not symptoms:
+        return None
+    named = _named(symptoms)
+    if named is not None:
+        return named
     timeouts = [m for m in symptoms if m.signature.failure_class in _WAITING_CLASSES]
     if timeouts:
         return _from_timeouts(timeouts, ranks_seen(matches))
@@ -64,7 +96,42 @@ def infer_culprit(matches: Sequence[Match]) -> Culprit | None:
         return Culprit(
             "peer_process_died", tuple(silent), tuple(sorted(reporters)), None, tuple(peers)
         )
-    return None
+    return _first_symptom_class(symptoms)
+
+
+def _named(symptoms: list[Match]) -> Culprit | None:
+    """A culprit the logs name outright, e.g. "Ranks 1, 2 failed to pass monitoredBarrier"."""
+    naming = [m for m in symptoms if any(name in m.captures for name in NAMED_SUSPECTS)]
+    if not naming:
+        return None
+    suspects: set[int] = set()
+    for match in naming:
+        for name in NAMED_SUSPECTS:
+            suspects |= {int(n) for n in _RANK_LIST.findall(match.captures.get(name, ""))}
+    waiting = {m.event.rank for m in naming if m.event.rank is not None} - suspects
+    first = naming[0]
+    return Culprit(
+        failure_class=first.signature.failure_class or "collective_timeout",
+        suspects=tuple(sorted(suspects)),
+        waiting=tuple(sorted(waiting)),
+        seq=first.captures.get("seq") or first.captures.get("collective_number"),
+        evidence=tuple(naming),
+    )
+
+
+def _first_symptom_class(symptoms: list[Match]) -> Culprit:
+    """Only symptoms of another kind (NCCL errors, aborts): their class, no culprit named."""
+    timed = [m for m in symptoms if m.event.time is not None]
+    first = min(timed, key=lambda m: m.event.time or 0.0) if timed else symptoms[0]
+    same = [m for m in symptoms if m.signature.failure_class == first.signature.failure_class]
+    reporters = sorted({m.event.rank for m in same if m.event.rank is not None})
+    return Culprit(
+        failure_class=first.signature.failure_class or "unknown",
+        suspects=(),
+        waiting=tuple(reporters),
+        seq=None,
+        evidence=tuple(same),
+    )
 
 
 def _from_timeouts(timeouts: list[Match], seen: set[int]) -> Culprit:

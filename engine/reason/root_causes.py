@@ -117,7 +117,7 @@ def to_root_cause(
     steps = _next_steps(signature.next_steps if signature is not None else (), fc.category)
     caveat = signature.caveat if signature is not None else ""
     if hypothesis.culprit is not None:
-        title = f"Collective stalled: {hypothesis.culprit.explanation()}"
+        title = hypothesis.culprit.headline()
         caveat = (
             "Inferred from symptoms only: no root-cause record was found for the suspects. "
             + caveat

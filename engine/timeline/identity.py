@@ -3,7 +3,9 @@
 Consumes all matches; produces the same matches with `rank` filled where an explicit mapping
 exists: an event that names both a local rank and a global rank on one host (torchrun's tee
 output `[default2]:[rank2]: ...`, the failure summary's `rank : 9 (local_rank: 1)` with its
-host) maps that host's local rank. Nothing is inferred from a local rank alone.
+host) maps that host's local rank; one that names a rank and a pid maps that pid, so a kernel
+line about pid 48213 (an OOM kill, an Xid) is attributed to the rank that ran as 48213. Nothing
+is inferred from a local rank or a pid alone.
 """
 
 from __future__ import annotations
@@ -28,17 +30,38 @@ def _mapping(matches: list[Match]) -> dict[tuple[str | None, int], int | None]:
     return mapping
 
 
+def _pid_mapping(matches: list[Match]) -> dict[tuple[str | None, int], int | None]:
+    """(host, pid) -> global rank, and (None, pid) when every mapped pid is on one host."""
+    mapping: dict[tuple[str | None, int], int | None] = {}
+    for match in matches:
+        who = match.event.who
+        if who.rank is None or who.pid is None:
+            continue
+        key = (who.host, who.pid)
+        mapping[key] = who.rank if mapping.get(key, who.rank) == who.rank else None
+    if len({host for host, _ in mapping}) == 1:
+        for (_, pid), rank in list(mapping.items()):
+            mapping.setdefault((None, pid), rank)
+    return mapping
+
+
+def _rank_for(who: Attribution, local: dict, pids: dict) -> int | None:
+    if who.local_rank is not None and (rank := local.get((who.host, who.local_rank))) is not None:
+        return rank
+    if who.pid is not None:
+        return pids.get((who.host, who.pid), pids.get((None, who.pid)))
+    return None
+
+
 def resolve_ranks(matches: list[Match]) -> list[Match]:
-    mapping = _mapping(matches)
-    if not mapping:
+    local, pids = _mapping(matches), _pid_mapping(matches)
+    if not local and not pids:
         return matches
     resolved: list[Match] = []
     for match in matches:
         who = match.event.who
-        if who.rank is None and who.local_rank is not None:
-            rank = mapping.get((who.host, who.local_rank))
-            if rank is not None:
-                filled = Attribution(rank, who.local_rank, who.host, who.pid)
-                match = match.with_event(replace(match.event, who=filled))
+        if who.rank is None and (rank := _rank_for(who, local, pids)) is not None:
+            filled = Attribution(rank, who.local_rank, who.host, who.pid)
+            match = match.with_event(replace(match.event, who=filled))
         resolved.append(match)
     return resolved
