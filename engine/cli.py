@@ -188,6 +188,40 @@ def run_command_line(
     raise typer.Exit(result.exit_code)
 
 
+@app.command("serve")
+def serve_command(
+    tenants: Annotated[
+        Path,
+        typer.Option(help="JSON file mapping each tenant id to its signing secret"),
+    ],
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port to listen on")] = 8080,
+    rules: RulesOption = None,
+    cache: CacheOption = True,
+) -> None:
+    """Serve the HTTP API for chatops bots (POST /v1/diagnoses, signed per tenant)."""
+    import uvicorn
+
+    from denpex.api.app import ApiSettings, create_app
+
+    try:
+        secrets = json.loads(tenants.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        fail(f"{tenants}: cannot read tenants ({error})")
+    if (
+        not isinstance(secrets, dict)
+        or not secrets
+        or not all(
+            isinstance(k, str) and isinstance(v, str) and len(v) >= 16 for k, v in secrets.items()
+        )
+    ):
+        fail(f'{tenants}: expected {{"tenant": "secret of 16+ characters", ...}}')
+    settings = ApiSettings(
+        tenants=secrets, rules_dir=rules, cache_dir=default_cache_dir() if cache else None
+    )
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+
+
 @app.command("schema")
 def schema_command() -> None:
     """Print the JSON Schema of the diagnosis (the output contract)."""

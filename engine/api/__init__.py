@@ -1,0 +1,1 @@
+"""The HTTP API for chatops bots: tenant-bound signed requests, one router per resource."""
