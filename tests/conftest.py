@@ -35,6 +35,14 @@ def diagnose_paths(paths: list[str], **options: object) -> Diagnosis:
     return diagnose(paths, DiagnoseOptions(**options), matcher=bundled_matcher())  # type: ignore[arg-type]
 
 
+def write_job(root: Path, files: dict[str, str]) -> Path:
+    """A job's log folder assembled from real lines: {relative path: text}."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
 @pytest.fixture(scope="session")
 def library() -> Library:
     return bundled_matcher().library

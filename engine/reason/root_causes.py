@@ -14,6 +14,7 @@ from denpex.events import Match
 from denpex.ingest.timestamps import to_datetime
 from denpex.models import Evidence, Explains, RootCause, Source
 from denpex.reason.hypothesis import EVIDENCE_LINES, Hypothesis
+from denpex.render.common import where
 from denpex.taxonomy import Category, category_next_steps, failure_class
 
 _FORMATTER = string.Formatter()
@@ -143,14 +144,8 @@ def to_root_cause(
 
 
 def summary_of(root: RootCause) -> str:
-    where = []
-    if root.originating_rank is not None:
-        where.append(f"rank {root.originating_rank}")
-    elif root.originating_local_rank is not None:
-        where.append(f"local rank {root.originating_local_rank}")
-    if root.originating_host:
-        where.append(f"on {root.originating_host}")
-    place = f" ({' '.join(where)})" if where else ""
+    origin = where(root, undetermined="")
+    place = f" ({origin})" if origin else ""
     when = f" at {root.first_seen:%Y-%m-%d %H:%M:%S}" if root.first_seen else ""
     cascade = ""
     if root.explains.events:

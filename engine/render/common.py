@@ -11,14 +11,15 @@ def when(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if moment else "time unknown"
 
 
-def where(root: RootCause) -> str:
+def where(root: RootCause, undetermined: str = "rank undetermined") -> str:
+    """Rank (or local rank) and host where a root cause began, as far as the evidence says."""
     parts = []
     if root.originating_rank is not None:
         parts.append(f"rank {root.originating_rank}")
     elif root.originating_local_rank is not None:
         parts.append(f"local rank {root.originating_local_rank}")
-    else:
-        parts.append("rank undetermined")
+    elif undetermined:
+        parts.append(undetermined)
     if root.originating_host:
         parts.append(f"host {root.originating_host}")
     return ", ".join(parts)

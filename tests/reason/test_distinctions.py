@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import diagnose_paths
+from tests.conftest import diagnose_paths, write_job
 
 SIGKILL_SUMMARY = (
     "Root Cause (first observed failure):\n[0]:\n  time      : 2026-11-30_06:47:36\n"
@@ -28,22 +28,18 @@ MONITORED_BARRIER = (
 )
 
 
-def _job(root: Path, files: dict[str, str]) -> str:
-    for name, text in files.items():
-        (root / name).write_text(text)
-    return str(root)
-
-
 def test_a_sigkill_without_an_oom_record_is_an_outside_kill_not_an_oom(tmp_path: Path) -> None:
-    top = diagnose_paths([_job(tmp_path, {"launcher.log": SIGKILL_SUMMARY})]).root_causes[0]
+    top = diagnose_paths([str(write_job(tmp_path, {"launcher.log": SIGKILL_SUMMARY}))]).root_causes[
+        0
+    ]
     assert top.failure_class == "process_killed"
     assert top.originating_rank == 1
     assert "not proof of an out-of-memory kill" in top.caveat
 
 
 def test_the_oom_record_for_the_killed_pid_is_the_cause_and_names_its_rank(tmp_path: Path) -> None:
-    job = _job(tmp_path, {"launcher.log": SIGKILL_SUMMARY, "kern.log": OOM_KILL})
-    diagnosis = diagnose_paths([job])
+    job = write_job(tmp_path, {"launcher.log": SIGKILL_SUMMARY, "kern.log": OOM_KILL})
+    diagnosis = diagnose_paths([str(job)])
     top = diagnosis.root_causes[0]
     assert top.failure_class == "host_oom"
     assert top.originating_rank == 1  # the kernel named pid 15406, torchrun mapped it to rank 1
@@ -52,7 +48,9 @@ def test_the_oom_record_for_the_killed_pid_is_the_cause_and_names_its_rank(tmp_p
 
 
 def test_ranks_the_logs_name_as_behind_are_the_culprits(tmp_path: Path) -> None:
-    top = diagnose_paths([_job(tmp_path, {"rank0.log": MONITORED_BARRIER})]).root_causes[0]
+    top = diagnose_paths([str(write_job(tmp_path, {"rank0.log": MONITORED_BARRIER}))]).root_causes[
+        0
+    ]
     assert top.failure_class == "collective_timeout"
     assert "1, 2" in top.title
 
@@ -64,7 +62,7 @@ def test_host_records_from_long_before_the_job_are_history(
         "Nov 27 01:02:03 localhost kernel: NVRM: Xid (PCI:0000:86:00): 79, pid='<unknown>', "
         "name=<unknown>, GPU has fallen off the bus.\n"
     )
-    job = _job(tmp_path, {"launcher.log": SIGKILL_SUMMARY, "kern.log": old_xid})
-    diagnosis = diagnose_paths([job])
+    job = write_job(tmp_path, {"launcher.log": SIGKILL_SUMMARY, "kern.log": old_xid})
+    diagnosis = diagnose_paths([str(job)])
     assert diagnosis.root_causes[0].failure_class == "process_killed"
     assert any("set aside as history" in w for w in diagnosis.warnings)

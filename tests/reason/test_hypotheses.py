@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from denpex.models import Status
-from tests.conftest import BAD_SAMPLE, diagnose_paths
+from tests.conftest import BAD_SAMPLE, diagnose_paths, write_job
 
 RANK3 = next(BAD_SAMPLE.glob("logs/*/attempt_0/3/stderr.log")).read_text()
 RANK0 = next(BAD_SAMPLE.glob("logs/*/attempt_0/0/stderr.log")).read_text()
@@ -25,15 +25,8 @@ XID_79 = (
 )
 
 
-def _job(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
-
-
 def test_scheduler_preemption_outranks_the_errors_it_causes(tmp_path: Path) -> None:
-    job = _job(tmp_path, {"slurm-4242.out": PREEMPTED, "rank3.log": RANK3, "rank0.log": RANK0})
+    job = write_job(tmp_path, {"slurm-4242.out": PREEMPTED, "rank3.log": RANK3, "rank0.log": RANK0})
     diagnosis = diagnose_paths([str(job)])
     top = diagnosis.root_causes[0]
     assert top.failure_class == "preemption"
@@ -45,14 +38,14 @@ def test_scheduler_preemption_outranks_the_errors_it_causes(tmp_path: Path) -> N
 
 def test_a_crash_long_before_the_scheduler_acted_stays_the_cause(tmp_path: Path) -> None:
     later = PREEMPTED.replace("06:34:26", "06:49:26")
-    job = _job(tmp_path, {"slurm-4242.out": later, "rank3.log": RANK3})
+    job = write_job(tmp_path, {"slurm-4242.out": later, "rank3.log": RANK3})
     top = diagnose_paths([str(job)]).root_causes[0]
     assert top.failure_class == "python_exception"
     assert top.originating_rank == 3
 
 
 def test_a_gpu_that_fell_off_the_bus_explains_its_hosts_errors(tmp_path: Path) -> None:
-    job = _job(
+    job = write_job(
         tmp_path,
         {"gpu-017/kern.log": XID_79, "gpu-017/rank3.log": RANK3, "gpu-003/rank0.log": RANK0},
     )
@@ -69,20 +62,20 @@ def test_a_gpu_that_fell_off_the_bus_explains_its_hosts_errors(tmp_path: Path) -
 
 
 def test_an_exception_on_another_host_is_not_absorbed_by_the_hardware_fault(tmp_path: Path) -> None:
-    job = _job(tmp_path, {"gpu-017/kern.log": XID_79, "gpu-003/rank3.log": RANK3})
+    job = write_job(tmp_path, {"gpu-017/kern.log": XID_79, "gpu-003/rank3.log": RANK3})
     classes = [r.failure_class for r in diagnose_paths([str(job)]).root_causes]
     assert classes[0] == "gpu_fell_off_bus"
     assert "python_exception" in classes
 
 
 def test_confidences_of_ranked_alternatives_never_sum_above_one(tmp_path: Path) -> None:
-    job = _job(tmp_path, {"slurm-4242.out": PREEMPTED, "rank3.log": RANK3, "rank0.log": RANK0})
+    job = write_job(tmp_path, {"slurm-4242.out": PREEMPTED, "rank3.log": RANK3, "rank0.log": RANK0})
     diagnosis = diagnose_paths([str(job)])
     assert diagnosis.status is Status.confident
     assert sum(r.confidence for r in diagnosis.root_causes) <= 1.0 + 1e-9
 
 
 def test_next_steps_are_routed_by_class(tmp_path: Path) -> None:
-    job = _job(tmp_path, {"rank3.log": RANK3})
+    job = write_job(tmp_path, {"rank3.log": RANK3})
     top = diagnose_paths([str(job)]).root_causes[0]
     assert top.owner == "training"
