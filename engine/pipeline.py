@@ -120,6 +120,7 @@ def diagnose_scan(
             f"{HOST_LOG_LEAD_S:.0f} s before the job's first line were set aside as history"
         )
     timeline = build_timeline(windowed.matches)
+    warnings.extend(timeline.notes)
     hypotheses = form_hypotheses(timeline.matches)
     return gate(
         hypotheses=hypotheses,

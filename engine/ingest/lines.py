@@ -21,6 +21,9 @@ MAX_TEXT = 2000
 LOOKAROUND_LINES = 200
 MAX_TRACEBACK_LINES = 120
 _TRACEBACK_HEAD = "Traceback (most recent call last):"
+# torch.multiprocessing.spawn re-raises a child's exception under this header; the index is the
+# spawned process's local rank.
+_SPAWN_HEADER = re.compile(r"-- Process (?P<index>\d+) terminated with the following error:")
 _SYSLOG_HOST = re.compile(
     r"^(?:[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}(?:\.\d+)?|\d{4}-\d{2}-\d{2}T[\d:.,+-]+Z?) "
     r"(?P<host>[A-Za-z0-9][\w.-]*) (?:kernel|[\w./-]+(?:\[\d+\])?):"
@@ -112,10 +115,17 @@ def _inherited_stamp(data: bytes, start: int, who: Attribution, context: SourceC
     return NO_STAMP
 
 
+@dataclass(frozen=True, slots=True)
+class _Traceback:
+    lines: list[str]
+    header_start: int
+    """Offset of the `Traceback (most recent call last):` line in the chunk."""
+
+
 def _traceback_above(
     data: bytes, start: int, who: Attribution, context: SourceContext
-) -> list[str]:
-    """The traceback block ending just above an exception line, or [] if there is none."""
+) -> _Traceback | None:
+    """The traceback block ending just above an exception line, if there is one."""
     block: list[str] = []
     for previous in _previous_line_starts(data, start, MAX_TRACEBACK_LINES):
         prefixed = split(data[slice(*line_bounds(data, previous))], context)
@@ -125,11 +135,22 @@ def _traceback_above(
         if message.startswith(_TRACEBACK_HEAD):
             block.append(clip(message))
             block.reverse()
-            return block
+            return _Traceback(block, previous)
         if not message.startswith((" ", "\t")) and message.strip():
-            return []
+            return None
         block.append(clip(message))
-    return []
+    return None
+
+
+def _spawned_process(data: bytes, header_start: int, context: SourceContext) -> int | None:
+    """The process index torch.multiprocessing names above a child's traceback, if any."""
+    for previous in _previous_line_starts(data, header_start, 2):
+        message = split(data[slice(*line_bounds(data, previous))], context).message
+        if found := _SPAWN_HEADER.match(message):
+            return int(found["index"])
+        if message.strip():
+            return None
+    return None
 
 
 def build_event(
@@ -154,6 +175,11 @@ def build_event(
     if not stamp.found:
         stamp = _inherited_stamp(data, start, prefixed.who, context)
         inferred = stamp.found
+    traceback = _traceback_above(data, start, prefixed.who, context) if with_traceback else None
+    if traceback is not None and who.local_rank is None:
+        index = _spawned_process(data, traceback.header_start, context)
+        if index is not None:
+            who = Attribution(who.rank, index, who.host, who.pid)
     return Event(
         source=context.name,
         line=line_number,
@@ -163,7 +189,5 @@ def build_event(
         time=stamp.epoch,
         time_inferred=inferred,
         boot_seconds=stamp.boot_seconds,
-        context=tuple(_traceback_above(data, start, prefixed.who, context))
-        if with_traceback
-        else (),
+        context=tuple(traceback.lines) if traceback is not None else (),
     )

@@ -20,6 +20,8 @@ class OrderedTimeline:
     matches: list[Match]
     clocks: dict[str, HostClock]
     reordered: int
+    notes: list[str]
+    """Assumptions the timeline made, for the diagnosis's warnings."""
 
 
 def order_key(match: Match) -> tuple[int, float, str, int]:
@@ -47,10 +49,10 @@ def _abnormal_order(matches: list[Match]) -> list[tuple[str, int]]:
 
 
 def build_timeline(matches: list[Match]) -> OrderedTimeline:
-    matches = resolve_ranks(matches)
+    matches, notes = resolve_ranks(matches)
     clocks = estimate_offsets(matches)
     corrected = [_corrected(m, clocks) for m in matches]
     before = _abnormal_order(matches)
     after = _abnormal_order(corrected)
     reordered = sum(1 for a, b in zip(before, after, strict=True) if a != b)
-    return OrderedTimeline(sorted(corrected, key=order_key), clocks, reordered)
+    return OrderedTimeline(sorted(corrected, key=order_key), clocks, reordered, notes)
