@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from types import FrameType
 
-from evals.inject import expected, labels
+from evals.inject import expected, isolation, labels
 from evals.inject.harness import Status, run_scenario
 from evals.inject.scenarios import BY_ID, SCENARIOS, choose
 
@@ -89,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         return 0
     signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    if orphans := isolation.reap_orphans():
+        print(f"killed {len(orphans)} processes left by an earlier generator that died")
     chosen = [BY_ID[name] for name in args.scenario] if args.scenario else list(SCENARIOS)
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()

@@ -87,11 +87,11 @@ def run_scenario(
     if reason := unmet_need(scenario):
         return Outcome(scenario.id, Status.SKIPPED, reason, 0.0)
     run_dir = Path(tempfile.mkdtemp(prefix=f"denpex-inject-{scenario.id}-"))
-    marker = uuid.uuid4().hex
+    marker = isolation.new_marker()
     try:
         status, reason = _run_and_write(scenario, base_seed, out_dir, run_dir, marker)
         if status is Status.REJECTED and keep_rejected is not None:
-            kept = keep_rejected / f"{scenario.id}-{marker[:8]}"
+            kept = keep_rejected / run_dir.name
             shutil.copytree(run_dir, kept, symlinks=True, ignore_dangling_symlinks=True)
             reason += f" (run kept in {kept})"
     finally:

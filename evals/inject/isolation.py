@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +40,45 @@ def processes_of_run(marker: str) -> list[int]:
         if needle in environ or environ.endswith(needle[:-1]):
             found.append(int(entry.name))
     return found
+
+
+def new_marker() -> str:
+    """A run's marker: this generator's pid (so orphans can be recognised) and a random part."""
+    return f"{os.getpid()}-{uuid.uuid4().hex}"
+
+
+def reap_orphans() -> list[int]:
+    """Kill processes left by a generator that died (its pid, in their marker, is gone)."""
+    prefix = f"{RUN_MARKER_ENV}=".encode()
+    orphans = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        for variable in environ.split(b"\0"):
+            if variable.startswith(prefix) and not _owner_alive(variable[len(prefix) :]):
+                orphans.append(int(entry.name))
+    for pid in orphans:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGCONT)
+            os.kill(pid, signal.SIGKILL)
+    return orphans
+
+
+def _owner_alive(marker: bytes) -> bool:
+    owner = marker.split(b"-", 1)[0]
+    if not owner.isdigit():
+        return True  # not one of ours: leave it alone
+    try:
+        os.kill(int(owner), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def signal_run(marker: str, signum: int) -> list[int]:

@@ -5,10 +5,11 @@ reader would blame, and `is_misleading`, which compares it with the ground truth
 
 The naive reader follows the launcher: torchrun's "Root Cause (first observed failure)" block,
 else torch.multiprocessing.spawn's report of the process that failed, else the last error line
-of the launcher's output (or of the only file there is). When the launcher names a rank but not
-the error, the reader opens that rank's output and takes its last error line. `naive_class` is
-what that one line suggests at face value, from a short table of unmistakable phrases; a line
-that suggests nothing specific (an exit code, a generic failure) claims no class.
+of the launcher's output (`launcher.log`, or else every file whose name states no rank). When
+the launcher names a rank but not the error, the reader opens that rank's output and takes its
+last error line. `naive_class` is what that one line suggests at face value, from a short table
+of unmistakable phrases; a line that suggests nothing specific (an exit code, a generic failure)
+claims no class.
 """
 
 from __future__ import annotations
@@ -27,8 +28,14 @@ _ERROR_LINE = re.compile(
     r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)(?::|$)"
     r"|^terminate called after throwing"
     r"|^Fatal Python error:"
-    r"|^\[?E\d{4} \d\d:\d\d:\d\d"
+    r"|^\[?[EF]\d{4} \d\d:\d\d:\d\d"  # glog, with a date: E1130 06:48:40.377 ...
+    r"|^\[[EF] [\w.]+:\d+\]"  # glog without one: [E ProcessGroupNCCL.cpp:563]
     r"|^slurmstepd: error:"
+    r"| NCCL WARN "
+)
+# An exception behind some other logger's prefix, e.g. `ERROR 11-18 18:07:28 engine.py:366] `.
+_EMBEDDED_EXCEPTION = re.compile(
+    r"(?<=[\s\]|>])(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception): \S"
 )
 # Lines that look like errors but are the launcher's own summary, never a cause by themselves.
 _SUMMARY = re.compile(r"ChildFailedError:|ProcessRaisedException:\s*$")
@@ -46,6 +53,8 @@ def error_lines(text: str) -> list[ErrorLine]:
         prefix = _PREFIX.match(raw)
         assert prefix is not None  # the pattern matches the empty string
         body = raw[prefix.end() :].strip()
+        if not _ERROR_LINE.search(body) and (embedded := _EMBEDDED_EXCEPTION.search(body)):
+            body = body[embedded.start() :]
         if not _ERROR_LINE.search(body) or _SUMMARY.search(body):
             continue
         rank = prefix["rank"] or prefix["local"]
@@ -101,12 +110,11 @@ def _last_error_of_rank(rank: int, files: Mapping[str, str], launcher: str) -> s
 
 
 def _launcher_text(files: Mapping[str, str]) -> str:
+    """The launcher's output, or else every file no rank is named for, in name order."""
     if "launcher.log" in files:
         return files["launcher.log"]
-    unattributed = [path for path in files if rank_of_file(path) is None]
-    if len(unattributed) == 1:
-        return files[unattributed[0]]
-    return ""
+    unattributed = sorted(path for path in files if rank_of_file(path) is None)
+    return "\n".join(files[path] for path in unattributed)
 
 
 def loudest_error(files: Mapping[str, str]) -> Loudest | None:
@@ -145,7 +153,16 @@ _NAIVE: tuple[tuple[str, str], ...] = (
     (r"DUE TO NODE FAIL", "node_failure"),
     (r"slurmstepd: error: \*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ \*\*\*", "job_cancelled"),
     (r"oom[-_]kill|Out of memory: Killed|OOMKilled|Memory cgroup out of memory", "host_oom"),
-    (r"Xid\b.*\b79\b|fallen off the bus", "gpu_fell_off_bus"),
+    (r"Xid\b.*\b79\b|fallen off the bus|Unable to determine the device handle", "gpu_fell_off_bus"),
+    (r"NET/IB ?: Got completion|IBV_WC_RETRY_EXC_ERR|link (?:is )?down", "network_fabric_error"),
+    (r"no socket interface found|NCCL_SOCKET_IFNAME", "network_config_error"),
+    (r"no kernel image is available", "unsupported_gpu_arch"),
+    (
+        r"driver version is insufficient|NVIDIA driver on your system is too old",
+        "cuda_driver_mismatch",
+    ),
+    (r"No available memory for the cache blocks|KV cache", "kv_cache_exhausted"),
+    (r"Check batch related parameters", "framework_config_error"),
     (r"CUDA out of memory|CUDA error: out of memory|OutOfMemoryError", "device_oom"),
     (r"device-side assert", "device_side_assert"),
     (r"illegal memory access", "illegal_memory_access"),
@@ -156,7 +173,7 @@ _NAIVE: tuple[tuple[str, str], ...] = (
     (r"DataLoader worker .*(?:killed by signal|exited unexpectedly)", "dataloader_worker_died"),
     (
         r"failed reading zip archive|failed finding central directory|unexpected EOF"
-        r"|truncated|corrupt",
+        r"|truncated (?:file|data|record)|(?:file|data|record|sample) (?:is )?corrupt",
         "corrupt_or_missing_data",
     ),
     (r"Caught \w+ in DataLoader worker", "data_preprocessing_error"),

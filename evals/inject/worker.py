@@ -302,7 +302,8 @@ def train(me: Rank) -> None:
             continue
         x = corrupt_batch(me, step, x)
         before_forward(me, step)
-        with_aux = not (plan.fault == "ddp_unused_parameter" and me.at_fault(step))
+        # Every rank's batch at the fault step comes without auxiliary targets.
+        with_aux = not (plan.fault == "ddp_unused_parameter" and step == plan.fault_step)
         logits, aux = ddp(x, with_aux=with_aux)
         loss = nn.functional.cross_entropy(logits, y)
         if aux is not None:
