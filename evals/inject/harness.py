@@ -8,8 +8,9 @@ one, Flight Recorder dumps (`fr/`), the kernel's OOM report (`dmesg.log`), and `
 A run is rejected, and nothing is written, when the fault did not happen as labelled: the job
 exited 0 although a failure was injected (or failed although none was), the scenario's evidence
 is absent from the output, the harness could not deliver its signal, or the run overran its
-deadline. Whatever happens, every process of the run is killed, its cgroup removed and its
-temporary directory deleted before `run_scenario` returns.
+deadline; a fault in the harness itself is reported the same way. Whatever happens, every
+process of the run is killed, its cgroup removed and its temporary directory deleted before
+`run_scenario` returns.
 """
 
 from __future__ import annotations
@@ -111,6 +112,8 @@ def _run_and_write(
         status, reason = Status.WRITTEN, run.summary
     except Rejected as rejection:
         status, reason = Status.REJECTED, str(rejection)
+    except Exception as error:  # a harness fault must not stop the other scenarios
+        status, reason = Status.REJECTED, f"harness error: {type(error).__name__}: {error}"
     finally:
         leftovers = isolation.reap(marker)
     if leftovers:
@@ -296,15 +299,18 @@ def _act(
     assert watched_rank is not None
     pid = _wait_for_step(plan, watched_rank, plan.fault_step, process, deadline)
     time.sleep(0.15)  # into the step, not at its boundary
-    if action is Action.KILL_RANK:
-        os.kill(pid, signal.SIGKILL)
-    elif action is Action.STOP_RANK:
-        os.kill(pid, signal.SIGSTOP)
-    elif action is Action.KILL_DATALOADER_WORKER:
-        worker = plan.progress_dir / f"rank{watched_rank}.worker0"
-        os.kill(int(worker.read_text()), signal.SIGKILL)
-    elif action is Action.TERMINATE_JOB:
+    if action is Action.TERMINATE_JOB:
         return _terminate_job(scenario, plan, marker, out)
+    try:
+        if action is Action.KILL_RANK:
+            os.kill(pid, signal.SIGKILL)
+        elif action is Action.STOP_RANK:
+            os.kill(pid, signal.SIGSTOP)
+        elif action is Action.KILL_DATALOADER_WORKER:
+            worker = plan.progress_dir / f"rank{watched_rank}.worker0"
+            os.kill(int(worker.read_text()), signal.SIGKILL)
+    except (ProcessLookupError, FileNotFoundError, ValueError) as error:
+        raise Rejected(f"could not signal rank {watched_rank}'s process: {error}") from None
     return []
 
 
