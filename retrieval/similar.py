@@ -1,0 +1,131 @@
+"""Finds the stored incidents most like a new failure, and what their known causes say.
+
+Consumes the incident store, an embedder and a vector index of the store's line templates, and a
+query (the masked first-abnormal lines of the new failure); produces ranked `Neighbour`s with
+their labels, and a class vote over them.
+
+Similarity is line-level: each query line is compared with every stored template, and an
+incident scores the mean, over the query lines, of its best match to each. A line every failure
+prints (the launcher's failure summary) lifts all incidents alike; the distinctive line decides.
+Only incidents with a known cause (a curator's confirmation, or a confident rules answer) are
+neighbours. The index is brought up to date with the store before each search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from denpex.retrieval.embedder import Embedder
+from denpex.retrieval.index import VectorIndex
+from denpex.store.records import Label
+from denpex.store.store import IncidentStore
+
+TEMPLATES_PER_QUERY_LINE = 64
+
+
+@dataclass(frozen=True)
+class LinePair:
+    query: str
+    stored: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    incident_id: str
+    similarity: float
+    """Mean over the query lines of the best cosine similarity to this incident's lines."""
+    label: Label
+    pairs: tuple[LinePair, ...] = field(default=())
+    """The best-matching line for each query line, strongest first."""
+
+
+@dataclass(frozen=True)
+class ClassVote:
+    failure_class: str
+    share: float
+    """Similarity-weighted share of the neighbours with this class, in [0, 1]."""
+    neighbours: tuple[Neighbour, ...]
+
+
+class SimilarIncidents:
+    def __init__(self, store: IncidentStore, embedder: Embedder, index: VectorIndex) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.index = index
+
+    def sync(self) -> int:
+        """Embeds the store's templates the index lacks, drops ones it no longer has; saves."""
+        stored = self.store.template_ids()
+        indexed = self.index.ids()
+        stale = indexed - stored
+        self.index.remove(stale)
+        missing = self.store.templates(exclude=indexed)
+        if missing:
+            ids = [template_id for template_id, _ in missing]
+            self.index.add(ids, self.embedder.encode([text for _, text in missing]))
+        if missing or stale:
+            self.index.save()
+        return len(missing)
+
+    def search(
+        self, query: Sequence[str], k: int = 5, *, exclude: frozenset[str] = frozenset()
+    ) -> list[Neighbour]:
+        """The k labelled incidents most similar to the query lines, best first."""
+        if not query:
+            return []
+        self.sync()
+        postings, labels = self.store.labelled_postings()
+        texts = dict(self.store.templates()) if postings else {}
+        hits = self.index.search(self.embedder.encode(list(query)), TEMPLATES_PER_QUERY_LINE)
+        best: dict[str, dict[int, tuple[float, int]]] = {}
+        for line_number, row in enumerate(hits):
+            for template_id, score in row:
+                for incident_id in postings.get(template_id, ()):
+                    if incident_id in exclude:
+                        continue
+                    per_line = best.setdefault(incident_id, {})
+                    if score > per_line.get(line_number, (-1.0, 0))[0]:
+                        per_line[line_number] = (score, template_id)
+        ranked = sorted(
+            best.items(), key=lambda item: (-sum(s for s, _ in item[1].values()), item[0])
+        )[:k]
+        return [
+            Neighbour(
+                incident_id=incident_id,
+                similarity=round(sum(s for s, _ in per_line.values()) / len(query), 4),
+                label=labels[incident_id],
+                pairs=tuple(
+                    sorted(
+                        (
+                            LinePair(query[line], texts.get(template_id, ""), round(score, 4))
+                            for line, (score, template_id) in per_line.items()
+                        ),
+                        key=lambda pair: -pair.similarity,
+                    )
+                ),
+            )
+            for incident_id, per_line in ranked
+        ]
+
+
+def vote(neighbours: Sequence[Neighbour]) -> list[ClassVote]:
+    """Classes of the neighbours, by similarity-weighted share, strongest first."""
+    total = sum(max(n.similarity, 0.0) for n in neighbours)
+    if total <= 0.0:
+        return []
+    by_class: dict[str, list[Neighbour]] = {}
+    for neighbour in neighbours:
+        by_class.setdefault(neighbour.label.failure_class, []).append(neighbour)
+    votes = [
+        ClassVote(
+            failure_class=failure_class,
+            share=round(sum(max(n.similarity, 0.0) for n in members) / total, 4),
+            neighbours=tuple(members),
+        )
+        for failure_class, members in by_class.items()
+    ]
+    # Ties go to the class of the nearest neighbour, so k=1 and k=n agree when they can.
+    order = {n.incident_id: i for i, n in enumerate(neighbours)}
+    return sorted(votes, key=lambda v: (-v.share, order[v.neighbours[0].incident_id]))
