@@ -71,7 +71,10 @@ class SentenceTransformerEmbedder:
 
     @property
     def dim(self) -> int:
-        return int(self._model().get_sentence_embedding_dimension())
+        model = self._model()
+        if hasattr(model, "get_embedding_dimension"):
+            return int(model.get_embedding_dimension())
+        return int(model.get_sentence_embedding_dimension())
 
     def _model(self) -> Any:
         return _load(str(self.model_path))

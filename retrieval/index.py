@@ -132,6 +132,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
+        Path(temporary).chmod(0o644)  # mkstemp makes it private; the store file is not
         Path(temporary).replace(path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

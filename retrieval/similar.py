@@ -5,14 +5,17 @@ query (the masked first-abnormal lines of the new failure); produces ranked `Nei
 their labels, and a class vote over them.
 
 Similarity is line-level: each query line is compared with every stored template, and an
-incident scores the mean, over the query lines, of its best match to each. A line every failure
-prints (the launcher's failure summary) lifts all incidents alike; the distinctive line decides.
+incident scores a weighted mean, over the query lines, of its best match to each. A line's
+weight is its inverse document frequency among the labelled incidents (how many hold a line
+at least `NEAR_DUPLICATE` similar to it): the launcher's failure summary, printed by every
+failure, weighs almost nothing, and the line only this kind of failure prints decides.
 Only incidents with a known cause (a curator's confirmation, or a confident rules answer) are
 neighbours. The index is brought up to date with the store before each search.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -22,6 +25,8 @@ from denpex.store.records import Label
 from denpex.store.store import IncidentStore
 
 TEMPLATES_PER_QUERY_LINE = 64
+NEAR_DUPLICATE = 0.9
+"""Cosine similarity above which two masked lines are taken to be the same line reworded."""
 
 
 @dataclass(frozen=True)
@@ -29,16 +34,19 @@ class LinePair:
     query: str
     stored: str
     similarity: float
+    weight: float
+    """How much the query line counts (its inverse document frequency)."""
 
 
 @dataclass(frozen=True)
 class Neighbour:
     incident_id: str
     similarity: float
-    """Mean over the query lines of the best cosine similarity to this incident's lines."""
+    """Weighted mean over the query lines of the best cosine similarity to this incident's
+    lines, in [0, 1] for unit vectors; lines common to many incidents weigh little."""
     label: Label
     pairs: tuple[LinePair, ...] = field(default=())
-    """The best-matching line for each query line, strongest first."""
+    """The best-matching line for each query line, the most telling first."""
 
 
 @dataclass(frozen=True)
@@ -88,26 +96,45 @@ class SimilarIncidents:
                     per_line = best.setdefault(incident_id, {})
                     if score > per_line.get(line_number, (-1.0, 0))[0]:
                         per_line[line_number] = (score, template_id)
-        ranked = sorted(
-            best.items(), key=lambda item: (-sum(s for s, _ in item[1].values()), item[0])
-        )[:k]
+        weights = _idf(best, len(query), len(set(labels) - exclude))
+        total = sum(weights) or 1.0
+
+        def score(per_line: dict[int, tuple[float, int]]) -> float:
+            return sum(weights[line] * s for line, (s, _) in per_line.items()) / total
+
+        ranked = sorted(best.items(), key=lambda item: (-score(item[1]), item[0]))[:k]
         return [
             Neighbour(
                 incident_id=incident_id,
-                similarity=round(sum(s for s, _ in per_line.values()) / len(query), 4),
+                similarity=round(score(per_line), 4),
                 label=labels[incident_id],
                 pairs=tuple(
                     sorted(
                         (
-                            LinePair(query[line], texts.get(template_id, ""), round(score, 4))
-                            for line, (score, template_id) in per_line.items()
+                            LinePair(
+                                query[line],
+                                texts.get(template_id, ""),
+                                round(s, 4),
+                                round(weights[line], 4),
+                            )
+                            for line, (s, template_id) in per_line.items()
                         ),
-                        key=lambda pair: -pair.similarity,
+                        key=lambda pair: -pair.similarity * pair.weight,
                     )
                 ),
             )
             for incident_id, per_line in ranked
         ]
+
+
+def _idf(best: dict[str, dict[int, tuple[float, int]]], lines: int, incidents: int) -> list[float]:
+    """Per query line, ln((N + 1) / (n + 0.5)) where n incidents hold a near duplicate of it."""
+    holding = [0] * lines
+    for per_line in best.values():
+        for line, (similarity, _) in per_line.items():
+            if similarity >= NEAR_DUPLICATE:
+                holding[line] += 1
+    return [math.log((incidents + 1) / (n + 0.5)) for n in holding]
 
 
 def vote(neighbours: Sequence[Neighbour]) -> list[ClassVote]:

@@ -34,11 +34,12 @@ def evidence_of(line: ExcerptLine) -> Evidence:
 
 
 def _evidence(vote: ClassVote, excerpt: Sequence[ExcerptLine]) -> list[Evidence]:
-    """This input's lines that matched the voters' lines best, strongest first."""
+    """This input's lines that tie it to the voters most: similar and rare lines first."""
     strength: dict[str, float] = {}
     for neighbour in vote.neighbours:
         for pair in neighbour.pairs:
-            strength[pair.query] = max(strength.get(pair.query, 0.0), pair.similarity)
+            telling = pair.similarity * pair.weight
+            strength[pair.query] = max(strength.get(pair.query, 0.0), telling)
     lines = sorted(
         (line for line in excerpt if line.template in strength),
         key=lambda line: -strength[line.template],
@@ -73,7 +74,8 @@ def root_cause_from_vote(
     caveat = (
         "Best effort: no signature settled this failure. The class is a similarity-weighted "
         f"vote of past incidents (nearest {nearest.incident_id[:12]}, similarity "
-        f"{nearest.similarity:.2f}); check the evidence lines before acting. {fc.meaning}."
+        f"{nearest.similarity:.2f}); check the evidence lines before acting. {fc.id} means: "
+        f"{fc.meaning}."
     )
     steps = [
         f"Compare with the nearest incident: denpex curate show {n.incident_id[:12]}"

@@ -241,7 +241,7 @@ class IncidentStore:
             raise StoreError(f"incident id {incident_id!r} is ambiguous; give more characters")
         return rows[0]
 
-    def list(
+    def list_incidents(
         self, state: str | None = CurationState.queued, limit: int = 50
     ) -> list[IncidentSummary]:
         """The newest incidents first, in one curation state or (None) all of them."""
