@@ -5,7 +5,8 @@ Consumes a case directory (see `corpus.py`), the signature library and an embedd
 label, in a scratch store; then each case's query (the masked first abnormal lines, as the
 hybrid path builds it) searches all the other incidents. Definitions:
 
-- accuracy@1: the nearest other incident has the case's class.
+- accuracy@1: the nearest other incident has the case's class. When several incidents tie
+  for nearest, the case earns the fraction of them that have its class (no credit for luck).
 - accuracy@5: the similarity-weighted vote of the 5 nearest names the case's class (the class
   a retrieval-only best effort would name).
 - hit@5: the case's class is among the 5 nearest incidents at all.
@@ -28,10 +29,11 @@ from denpex.models import Diagnosis
 from denpex.pipeline import DiagnoseOptions, diagnose
 from denpex.retrieval.corpus import LabelledCase, load_cases
 from denpex.retrieval.embedder import Embedder
-from denpex.retrieval.similar import vote
+from denpex.retrieval.similar import Neighbour, vote
 from denpex.store.store import open_store, store_url
 
 CORPUS_CURATOR = "corpus label"
+THRESHOLDS_SHOWN = (0.0, 0.4, 0.5, 0.6, 0.7, 0.8)
 
 
 @dataclass(frozen=True)
@@ -92,10 +94,13 @@ class CaseRetrieval:
     case: str
     expected: str
     at_1: str | None
+    at_1_credit: float
+    """1 when the nearest is of the right class; the right fraction of a tie for nearest."""
     at_5: str | None
     hit_5: bool
     share_5: float
     """The vote share of the class named at 5 (what the best effort reports as confidence)."""
+    nearest_similarity: float
     nearest: tuple[tuple[str, str, float], ...]
     """(case, class, similarity) of the 5 nearest."""
 
@@ -105,12 +110,12 @@ class RetrievalReport:
     results: list[CaseRetrieval] = field(default_factory=list)
     clean_cases: list[str] = field(default_factory=list)
 
-    def _rate(self, hits: int) -> float:
+    def _rate(self, hits: float) -> float:
         return hits / len(self.results) if self.results else 0.0
 
     @property
     def accuracy_at_1(self) -> float:
-        return self._rate(sum(r.at_1 == r.expected for r in self.results))
+        return self._rate(sum(r.at_1_credit for r in self.results))
 
     @property
     def accuracy_at_5(self) -> float:
@@ -120,6 +125,15 @@ class RetrievalReport:
     def hit_at_5(self) -> float:
         return self._rate(sum(r.hit_5 for r in self.results))
 
+    def answered_at(self, min_similarity: float) -> tuple[float, float]:
+        """With neighbours below `min_similarity` ignored (as the best effort does): the share
+        of cases that still get a retrieval answer, and how often its class (@5) is right."""
+        answered = [r for r in self.results if r.nearest_similarity >= min_similarity]
+        if not answered:
+            return 0.0, 0.0
+        right = sum(r.at_5 == r.expected for r in answered)
+        return len(answered) / len(self.results), right / len(answered)
+
     def as_dict(self) -> dict[str, object]:
         return {
             "cases": len(self.results),
@@ -127,8 +141,21 @@ class RetrievalReport:
             "accuracy_at_1": round(self.accuracy_at_1, 4),
             "accuracy_at_5": round(self.accuracy_at_5, 4),
             "hit_at_5": round(self.hit_at_5, 4),
+            "answered_at_min_similarity": {
+                f"{threshold:.1f}": dict(
+                    zip(("coverage", "accuracy_at_5"), self.answered_at(threshold), strict=True)
+                )
+                for threshold in THRESHOLDS_SHOWN
+            },
             "results": [r.__dict__ for r in self.results],
         }
+
+
+def _credit_at_1(found: Sequence[Neighbour], expected: str) -> float:
+    if not found:
+        return 0.0
+    tied = [n for n in found if n.similarity == found[0].similarity]
+    return sum(n.label.failure_class == expected for n in tied) / len(tied)
 
 
 def evaluate_retrieval(
@@ -157,9 +184,11 @@ def evaluate_retrieval(
                     case=item.case.name,
                     expected=expected,
                     at_1=at_1[0].failure_class if at_1 else None,
+                    at_1_credit=_credit_at_1(found, expected),
                     at_5=at_5[0].failure_class if at_5 else None,
                     hit_5=any(n.label.failure_class == expected for n in found),
                     share_5=at_5[0].share if at_5 else 0.0,
+                    nearest_similarity=found[0].similarity if found else 0.0,
                     nearest=tuple(
                         (names[n.incident_id], n.label.failure_class, n.similarity) for n in found
                     ),

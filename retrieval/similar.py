@@ -4,8 +4,9 @@ Consumes the incident store, an embedder and a vector index of the store's line 
 query (the masked first-abnormal lines of the new failure); produces ranked `Neighbour`s with
 their labels, and a class vote over them.
 
-Similarity is line-level: each query line is compared with every stored template, and an
-incident scores a weighted mean, over the query lines, of its best match to each. A line's
+Similarity is line-level: each query line is compared with every stored template (the mean of
+embedding cosine and word overlap, see `line_similarity`), and an incident scores a weighted
+mean, over the query lines, of its best match to each. A line's
 weight is its inverse document frequency among the labelled incidents (how many hold a line
 at least `NEAR_DUPLICATE` similar to it): the launcher's failure summary, printed by every
 failure, weighs almost nothing, and the line only this kind of failure prints decides.
@@ -16,6 +17,7 @@ neighbours. The index is brought up to date with the store before each search.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -53,7 +55,7 @@ class Neighbour:
 class ClassVote:
     failure_class: str
     share: float
-    """Similarity-weighted share of the neighbours with this class, in [0, 1]."""
+    """This class's share of the distance-weighted vote of the neighbours, in [0, 1]."""
     neighbours: tuple[Neighbour, ...]
 
 
@@ -89,7 +91,8 @@ class SimilarIncidents:
         hits = self.index.search(self.embedder.encode(list(query)), TEMPLATES_PER_QUERY_LINE)
         best: dict[str, dict[int, tuple[float, int]]] = {}
         for line_number, row in enumerate(hits):
-            for template_id, score in row:
+            for template_id, cosine in row:
+                score = line_similarity(cosine, query[line_number], texts.get(template_id, ""))
                 for incident_id in postings.get(template_id, ()):
                     if incident_id in exclude:
                         continue
@@ -102,7 +105,15 @@ class SimilarIncidents:
         def score(per_line: dict[int, tuple[float, int]]) -> float:
             return sum(weights[line] * s for line, (s, _) in per_line.items()) / total
 
-        ranked = sorted(best.items(), key=lambda item: (-score(item[1]), item[0]))[:k]
+        def telling(per_line: dict[int, tuple[float, int]]) -> float:
+            return max(weights[line] * s for line, (s, _) in per_line.items())
+
+        # Equal scores: the incident with the single most telling match, then the older one.
+        age = {incident_id: position for position, incident_id in enumerate(labels)}
+        ranked = sorted(
+            best.items(),
+            key=lambda item: (-score(item[1]), -telling(item[1]), age[item[0]]),
+        )[:k]
         return [
             Neighbour(
                 incident_id=incident_id,
@@ -127,6 +138,24 @@ class SimilarIncidents:
         ]
 
 
+_WORD = re.compile(r"<[A-Z]+>|[A-Za-z][A-Za-z0-9_]*")
+
+
+def _words(template: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(template) if not w.startswith("<")}
+
+
+def line_similarity(cosine: float, query: str, stored: str) -> float:
+    """The mean of the embeddings' cosine and the word overlap (Jaccard) of two templates.
+
+    Sentence embeddings rate lines that differ in one decisive word (SIGSEGV for SIGTERM, a
+    different exception type) as near-identical; the word overlap keeps those apart, while the
+    cosine still relates differently worded reports of one event."""
+    a, b = _words(query), _words(stored)
+    overlap = len(a & b) / len(a | b) if a | b else 1.0
+    return (max(cosine, 0.0) + overlap) / 2
+
+
 def _idf(best: dict[str, dict[int, tuple[float, int]]], lines: int, incidents: int) -> list[float]:
     """Per query line, ln((N + 1) / (n + 0.5)) where n incidents hold a near duplicate of it."""
     holding = [0] * lines
@@ -137,18 +166,31 @@ def _idf(best: dict[str, dict[int, tuple[float, int]]], lines: int, incidents: i
     return [math.log((incidents + 1) / (n + 0.5)) for n in holding]
 
 
+VOTE_SMOOTHING = 0.05
+"""Added to the distance 1 - similarity before inverting it, so an exact match counts a lot
+but finitely."""
+
+
+def _weight(neighbour: Neighbour) -> float:
+    return 1.0 / (1.0 - min(max(neighbour.similarity, 0.0), 1.0) + VOTE_SMOOTHING)
+
+
 def vote(neighbours: Sequence[Neighbour]) -> list[ClassVote]:
-    """Classes of the neighbours, by similarity-weighted share, strongest first."""
-    total = sum(max(n.similarity, 0.0) for n in neighbours)
-    if total <= 0.0:
+    """Classes of the neighbours, strongest first, each with its share of the vote.
+
+    Votes are weighted by inverse distance (Dudani's distance-weighted k-NN): a near-exact
+    match outweighs several loose ones, so adding farther neighbours rarely overturns the
+    nearest."""
+    if not neighbours:
         return []
+    total = sum(_weight(n) for n in neighbours)
     by_class: dict[str, list[Neighbour]] = {}
     for neighbour in neighbours:
         by_class.setdefault(neighbour.label.failure_class, []).append(neighbour)
     votes = [
         ClassVote(
             failure_class=failure_class,
-            share=round(sum(max(n.similarity, 0.0) for n in members) / total, 4),
+            share=round(sum(_weight(n) for n in members) / total, 4),
             neighbours=tuple(members),
         )
         for failure_class, members in by_class.items()

@@ -39,7 +39,7 @@ class HybridEnvironment(BaseSettings):
     llm_timeout: float = 60.0
     llm_context_tokens: int | None = None
     neighbours: int = 5
-    min_similarity: float = 0.5
+    min_similarity: float = 0.4
 
 
 def _data_dir(environment: HybridEnvironment) -> Path:

@@ -268,9 +268,15 @@ class HybridCase:
     # recording ------------------------------------------------------------------------------
 
     def record(self, diagnosis: Diagnosis, timeline: OrderedTimeline) -> Diagnosis:
-        """Stores the diagnosis as an incident; one the rules did not settle is queued."""
-        if not self.path.record:
-            return diagnosis
+        """Stores the diagnosis as an incident; one the rules did not settle is queued. This is
+        the case's last step: the spooled stdin is released."""
+        try:
+            return self._record(diagnosis, timeline) if self.path.record else diagnosis
+        finally:
+            if self.stdin is not None:
+                self.stdin.close()
+
+    def _record(self, diagnosis: Diagnosis, timeline: OrderedTimeline) -> Diagnosis:
         seen = self.observe(timeline)
         queue = diagnosis.status in (Status.best_effort, Status.unknown)
         if queue:

@@ -9,6 +9,7 @@ new database is ready and an old one is brought up to date.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -58,13 +59,23 @@ def sqlite_path(url: str) -> Path | None:
     return Path(parsed.database)
 
 
+def _with_installed_driver(url: str) -> str:
+    """`postgresql://` means psycopg 3 to SQLAlchemy 2.1; use psycopg2 when only it is here."""
+    parsed = make_url(url)
+    if parsed.drivername != "postgresql" or importlib.util.find_spec("psycopg") is not None:
+        return url
+    if importlib.util.find_spec("psycopg2") is None:
+        return url
+    return parsed.set(drivername="postgresql+psycopg2").render_as_string(hide_password=False)
+
+
 def open_store(url: str) -> IncidentStore:
     """Connects to the database at `url`, migrating it to the packaged schema."""
     try:
         path = sqlite_path(url)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, pool_pre_ping=True)
+        engine = create_engine(_with_installed_driver(url), pool_pre_ping=True)
     except (ArgumentError, ValueError, OSError) as error:
         raise StoreError(f"cannot use store {_safe(url)}: {error}") from None
     except ImportError as error:
@@ -281,7 +292,8 @@ class IncidentStore:
             return set(session.scalars(select(TemplateRow.id)))
 
     def labelled_postings(self) -> tuple[dict[int, list[str]], dict[str, Label]]:
-        """For every template, the labelled incidents that printed it; and those labels."""
+        """For every template, the labelled incidents that printed it; and those labels, oldest
+        incident first."""
         query = (
             select(
                 IncidentTemplateRow.template_id,
@@ -292,6 +304,7 @@ class IncidentStore:
             )
             .join(IncidentRow, IncidentRow.id == IncidentTemplateRow.incident_id)
             .where((IncidentRow.confirmed_class.is_not(None)) | (IncidentRow.status == "confident"))
+            .order_by(IncidentRow.created_at, IncidentRow.id, IncidentTemplateRow.position)
         )
         postings: dict[int, list[str]] = {}
         labels: dict[str, Label] = {}
