@@ -82,13 +82,18 @@ class FamilyOutReport:
 
     def summary_text(self) -> str:
         total = self._count(self.outcomes)
+        counts = self.per_family()
         lines = [
             f"{family}: {c['settled_cases']} settled case(s); without it {c['best_effort_right']} "
             f"best effort of the right class, {c['best_effort']} best effort in all, "
             f"{c['still_confident']} still confident ({c['still_confident_right']} right), "
             f"{c['unknown']} unknown"
-            for family, c in self.per_family().items()
+            for family, c in counts.items()
+            if c["settled_cases"]
         ]
+        idle = sorted(family for family, c in counts.items() if not c["settled_cases"])
+        if idle:
+            lines.append(f"settled no case of this corpus: {', '.join(idle)}")
         lines.append(
             f"all families: {total['best_effort_right']}/{total['settled_cases']} named the right "
             f"class as best effort ({self.best_effort_right_rate:.1%})"
