@@ -27,6 +27,10 @@ class VectorIndex(Protocol):
 
     def remove(self, ids: Iterable[int]) -> None: ...
 
+    def vectors(self, ids: Sequence[int]) -> np.ndarray:
+        """The stored vectors of these ids, one row each."""
+        ...
+
     def search(self, vectors: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
         """Per query row, up to k (id, score) pairs, best first."""
         ...
@@ -102,6 +106,12 @@ class FaissIndex:
         doomed = np.asarray(sorted(set(ids)), dtype=np.int64)
         if len(doomed):
             self._index.remove_ids(doomed)
+
+    def vectors(self, ids: Sequence[int]) -> np.ndarray:
+        import numpy as np
+
+        rows = [self._index.reconstruct(int(i)) for i in ids]
+        return np.vstack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
 
     def search(self, vectors: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
         import numpy as np

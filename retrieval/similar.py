@@ -20,11 +20,15 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from denpex.retrieval.embedder import Embedder
 from denpex.retrieval.index import VectorIndex
 from denpex.store.records import Label
 from denpex.store.store import IncidentStore
+
+if TYPE_CHECKING:
+    import numpy as np
 
 TEMPLATES_PER_QUERY_LINE = 64
 NEAR_DUPLICATE = 0.9
@@ -79,6 +83,21 @@ class SimilarIncidents:
             self.index.save()
         return len(missing)
 
+    def _vectors(self, query: Sequence[str], texts: dict[int, str]) -> np.ndarray:
+        """Query vectors: lines already indexed are read back, only new ones are embedded."""
+        import numpy as np
+
+        indexed = self.index.ids()
+        known = {text: template_id for template_id, text in texts.items() if template_id in indexed}
+        reuse = [i for i, text in enumerate(query) if text in known]
+        fresh = [i for i, text in enumerate(query) if text not in known]
+        vectors = np.zeros((len(query), self.embedder.dim), dtype=np.float32)
+        if reuse:
+            vectors[reuse] = self.index.vectors([known[query[i]] for i in reuse])
+        if fresh:
+            vectors[fresh] = self.embedder.encode([query[i] for i in fresh])
+        return vectors
+
     def search(
         self, query: Sequence[str], k: int = 5, *, exclude: frozenset[str] = frozenset()
     ) -> list[Neighbour]:
@@ -87,8 +106,8 @@ class SimilarIncidents:
             return []
         self.sync()
         postings, labels = self.store.labelled_postings()
-        texts = dict(self.store.templates()) if postings else {}
-        hits = self.index.search(self.embedder.encode(list(query)), TEMPLATES_PER_QUERY_LINE)
+        texts = dict(self.store.templates())
+        hits = self.index.search(self._vectors(query, texts), TEMPLATES_PER_QUERY_LINE)
         best: dict[str, dict[int, tuple[float, int]]] = {}
         for line_number, row in enumerate(hits):
             for template_id, cosine in row:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from denpex.retrieval.index import FaissIndex
@@ -112,3 +113,30 @@ def test_one_decisive_word_separates_lines_the_embedding_calls_alike(embedder) -
     # Five of their seven words are shared; the one that differs names the signal.
     assert line_similarity(cosine, segv, kill) == pytest.approx((cosine + 5 / 7) / 2)
     assert line_similarity(cosine, segv, kill) < cosine
+
+
+class CountingEmbedder:
+    """The real embedder, counting the lines it is asked to embed."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.embedded: list[str] = []
+        self.name, self.dim = inner.name, inner.dim
+
+    def encode(self, texts):
+        self.embedded += list(texts)
+        return self.inner.encode(texts)
+
+
+def test_a_query_of_known_lines_is_read_back_not_embedded_again(similar, embedder, observed):
+    finder, _ = similar
+    finder.sync()
+    counting = CountingEmbedder(embedder)
+    reading = SimilarIncidents(finder.store, counting, finder.index)
+    reading.search(observed["killed-rank0"].templates, k=3)
+    assert counting.embedded == []
+    stored = finder.store.templates()
+    read_back = finder.index.vectors([template_id for template_id, _ in stored])
+    assert np.allclose(read_back, embedder.encode([text for _, text in stored]), atol=1e-5)
+    reading.search(["KeyError: 'input_ids'"], k=1)
+    assert counting.embedded == ["KeyError: 'input_ids'"]
