@@ -94,8 +94,16 @@ def _hybrid_path(
     if settings is None:
         return None
     from denpex.hybrid.path import HybridPath
+    from denpex.store.store import StoreError
 
-    return HybridPath(settings)
+    try:
+        return HybridPath(settings)
+    except StoreError as error:
+        # A diagnosis is still worth having when the store is down; say what is missing.
+        stderr.print(
+            f"denpex: {error}; diagnosing with the rules only", markup=False, soft_wrap=True
+        )
+        return None
 
 
 @app.command("diagnose")

@@ -144,3 +144,38 @@ def test_an_evaluation_of_a_missing_corpus_is_one_line(tmp_path: Path) -> None:
     result = run("hybrid", "eval-retrieval", str(tmp_path / "nope"))
     assert result.exit_code == 2
     assert "not a directory of cases" in result.output
+
+
+def test_a_store_that_cannot_be_reached_leaves_a_rules_diagnosis() -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "denpex",
+            "diagnose",
+            str(BAD_SAMPLE),
+            "-f",
+            "json",
+            "--store",
+            "postgresql://denpex@127.0.0.1:1/none?connect_timeout=2",
+        ],
+        capture_output=True,
+        cwd=REPO,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["status"] == "confident"
+    message = result.stderr.decode().strip()
+    assert message.startswith("denpex: cannot open store postgresql")
+    assert message.endswith("diagnosing with the rules only")
+
+
+def test_the_text_report_says_where_the_incident_waits(tmp_path: Path) -> None:
+    store = str(tmp_path / "incidents.db")
+    text = run(
+        "diagnose", str(CORPUS / "exc-keyerror"), "--threshold", "0.7", "--store", store
+    ).stdout
+    assert "queued for curation as " in text
+    waiting = run("curate", "list", "--store", store).stdout.split()[0]
+    assert f"denpex curate show {waiting}" in text
