@@ -82,7 +82,7 @@ def _hybrid_path(
     llm_timeout: float | None,
 ) -> Hybrid | None:
     """The hybrid path when a store is configured; None keeps the run rules-only."""
-    from denpex.hybrid.cli import hybrid_settings
+    from denpex.hybrid.cli_settings import hybrid_settings
 
     settings = hybrid_settings(
         store=store,

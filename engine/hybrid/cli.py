@@ -1,91 +1,25 @@
 """Command-line pieces of the hybrid path: settings from the environment, `curate`, evaluations.
 
-Settings are read here, at the edge: options given on the command line win over `DENPEX_*`
-environment variables (read with pydantic-settings), which win over the defaults. Nothing heavy
-is imported until a command needs it.
+Settings are read at the edge (`cli_settings.py`): options given on the command line win over
+`DENPEX_*` environment variables, which win over the defaults. Nothing is imported until a
+command needs it, so `denpex diagnose` without a store starts as fast as before.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from denpex.errors import DenpexError, InputError
-from denpex.hybrid.settings import HybridSettings, LLMSettings, index_path_for
+from denpex.errors import DenpexError
 
 if TYPE_CHECKING:
     from denpex.retrieval.embedder import Embedder
     from denpex.store.store import IncidentStore
-
-
-class HybridEnvironment(BaseSettings):
-    """`DENPEX_STORE`, `DENPEX_INDEX`, `DENPEX_LLM_MODEL`, `DENPEX_LLM_API_BASE`, ..."""
-
-    model_config = SettingsConfigDict(env_prefix="DENPEX_", extra="ignore")
-
-    store: str | None = None
-    index: Path | None = None
-    data_dir: Path | None = None
-    llm_model: str | None = None
-    llm_api_base: str | None = None
-    llm_api_key: str | None = None
-    llm_timeout: float = 60.0
-    llm_context_tokens: int | None = None
-    neighbours: int = 5
-    min_similarity: float = 0.4
-
-
-def _data_dir(environment: HybridEnvironment) -> Path:
-    if environment.data_dir is not None:
-        return environment.data_dir
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "denpex"
-
-
-def hybrid_settings(
-    *,
-    store: str | None,
-    index: Path | None = None,
-    llm_model: str | None = None,
-    llm_api_base: str | None = None,
-    llm_timeout: float | None = None,
-) -> HybridSettings | None:
-    """The hybrid path's settings, or None when no store is configured (rules only)."""
-    from denpex.store.store import store_url
-
-    environment = HybridEnvironment()
-    chosen_store = store or environment.store
-    model = llm_model or environment.llm_model
-    if chosen_store is None:
-        if model is not None:
-            raise InputError(
-                "an LLM answer is queued for curation: give --store (or DENPEX_STORE) too"
-            )
-        return None
-    url = store_url(chosen_store)
-    llm = None
-    if model is not None:
-        llm = LLMSettings(
-            model=model,
-            api_base=llm_api_base or environment.llm_api_base,
-            api_key=environment.llm_api_key,
-            timeout_s=llm_timeout if llm_timeout is not None else environment.llm_timeout,
-            context_tokens=environment.llm_context_tokens,
-        )
-    return HybridSettings(
-        store_url=url,
-        index_path=index or environment.index or index_path_for(url, _data_dir(environment)),
-        llm=llm,
-        neighbours=environment.neighbours,
-        min_similarity=environment.min_similarity,
-    )
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -107,6 +41,7 @@ curate_app = typer.Typer(
 
 
 def _open(store: str | None) -> IncidentStore:
+    from denpex.hybrid.cli_settings import HybridEnvironment
     from denpex.store.store import open_store, store_url
 
     chosen = store or HybridEnvironment().store

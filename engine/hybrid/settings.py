@@ -11,10 +11,6 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy.engine import make_url
-
-from denpex.store.store import sqlite_path
-
 
 @dataclass(frozen=True)
 class LLMSettings:
@@ -48,6 +44,10 @@ class HybridSettings:
 
 def index_path_for(store_url: str, data_dir: Path) -> Path:
     """Beside a SQLite store file; for a server database, a file in `data_dir` named after it."""
+    from sqlalchemy.engine import make_url
+
+    from denpex.store.store import sqlite_path
+
     database = sqlite_path(store_url)
     if database is not None:
         return database.with_name(database.name + ".faiss")

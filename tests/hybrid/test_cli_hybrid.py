@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -179,3 +180,26 @@ def test_the_text_report_says_where_the_incident_waits(tmp_path: Path) -> None:
     assert "queued for curation as " in text
     waiting = run("curate", "list", "--store", store).stdout.split()[0]
     assert f"denpex curate show {waiting}" in text
+
+
+def test_without_a_store_not_even_the_database_libraries_load() -> None:
+    probe = (
+        "import sys\n"
+        "from denpex.cli import app\n"
+        "try:\n"
+        f"    app(['diagnose', {str(BAD_SAMPLE)!r}])\n"
+        "except SystemExit as done:\n"
+        "    assert not done.code, done.code\n"
+        "print('LOADED', sorted(m for m in ('sqlalchemy', 'alembic') if m in sys.modules),"
+        " file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        cwd=REPO,
+        timeout=120,
+        check=False,
+        env={k: v for k, v in os.environ.items() if not k.startswith("DENPEX_")},
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    assert "LOADED []" in result.stderr.decode()
