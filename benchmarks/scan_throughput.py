@@ -78,8 +78,16 @@ def _rank_lines(rank: int, world: int, target: int, rng: random.Random) -> list[
             step += 1
         elif kind < 0.80:
             line = rng.choice(NCCL_CHATTER).format(
-                host=host, pid=pid, tid=pid + rng.randrange(1, 9), dev=dev, ch=rng.randrange(32),
-                src=rank, dst=(rank + 1) % world, core=rng.randrange(96), rank=rank, world=world,
+                host=host,
+                pid=pid,
+                tid=pid + rng.randrange(1, 9),
+                dev=dev,
+                ch=rng.randrange(32),
+                src=rank,
+                dst=(rank + 1) % world,
+                core=rng.randrange(96),
+                rank=rank,
+                world=world,
                 comm=rng.getrandbits(40),
             )
         elif kind < 0.97:
@@ -133,8 +141,10 @@ def grep_seconds(files: list[Path], keywords: Path, repeat: int) -> float:
     command = ["grep", "-F", "-c", "-f", str(keywords), *map(str, files)]
     environment = {**os.environ, "LC_ALL": "C"}
     # Output goes to a pipe: GNU grep stops at the first match when stdout is /dev/null.
-    return best_of(repeat, lambda: subprocess.run(command, stdout=subprocess.PIPE,
-                                                  env=environment, check=False))
+    return best_of(
+        repeat,
+        lambda: subprocess.run(command, stdout=subprocess.PIPE, env=environment, check=False),
+    )
 
 
 def scanner_seconds(files: list[Path], matcher: Matcher, repeat: int) -> tuple[float, float]:
@@ -171,8 +181,19 @@ def end_to_end(paths: list[str], repeat: int) -> tuple[float, int]:
     """Best wall time and the peak RSS (KiB) of `denpex diagnose` in a fresh process."""
     best, peak = float("inf"), 0
     for _ in range(repeat):
-        command = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "denpex", "diagnose",
-                   *paths, "--format", "json", "--no-progress"]
+        command = [
+            "/usr/bin/time",
+            "-f",
+            "%e %M",
+            sys.executable,
+            "-m",
+            "denpex",
+            "diagnose",
+            *paths,
+            "--format",
+            "json",
+            "--no-progress",
+        ]
         started = time.perf_counter()
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         elapsed = time.perf_counter() - started
@@ -207,8 +228,10 @@ def main() -> None:
     for path in files:  # warm the page cache so every contender reads from memory
         path.read_bytes()
 
-    print(f"{len(files)} files, {total / GIB:.2f} GiB, {len(library.signatures)} signatures, "
-          f"{len(literals)} keywords; best of {args.repeat}")
+    print(
+        f"{len(files)} files, {total / GIB:.2f} GiB, {len(library.signatures)} signatures, "
+        f"{len(literals)} keywords; best of {args.repeat}"
+    )
     grep = grep_seconds(files, keywords, args.repeat)
     scan_only, scan_with_reads = scanner_seconds(files, matcher, args.repeat)
     e2e, peak_kib = end_to_end([str(args.dir)], args.repeat)
@@ -225,8 +248,10 @@ def main() -> None:
     print(f"{'':32} {'seconds':>8} {'GB/s':>6} {'x grep':>7}")
     for name, seconds in rows:
         print(f"{name:32} {seconds:8.2f} {total / seconds / 1e9:6.2f} {seconds / grep:7.2f}")
-    print(f"peak RSS of diagnose: {peak_kib / 1024:.0f} MiB on {total / GIB:.2f} GiB, "
-          f"{half_peak_kib / 1024:.0f} MiB on {half_bytes / GIB:.2f} GiB")
+    print(
+        f"peak RSS of diagnose: {peak_kib / 1024:.0f} MiB on {total / GIB:.2f} GiB, "
+        f"{half_peak_kib / 1024:.0f} MiB on {half_bytes / GIB:.2f} GiB"
+    )
     result = {
         "command": " ".join(sys.argv),
         "bytes": total,

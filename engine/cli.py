@@ -21,8 +21,9 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 
 from denpex import __version__
 from denpex.errors import DenpexError
+from denpex.hybrid.cli import StoreOption, curate_app, hybrid_app
 from denpex.models import Diagnosis
-from denpex.pipeline import DiagnoseOptions, diagnose
+from denpex.pipeline import DiagnoseOptions, Hybrid, diagnose
 
 app = typer.Typer(
     name="denpex",
@@ -92,6 +93,38 @@ BackendOption = Annotated[
 ]
 
 
+def _hybrid_path(
+    store: str | None,
+    index: Path | None,
+    llm_model: str | None,
+    llm_api_base: str | None,
+    llm_timeout: float | None,
+) -> Hybrid | None:
+    """The hybrid path when a store is configured; None keeps the run rules-only."""
+    from denpex.hybrid.cli_settings import hybrid_settings
+
+    settings = hybrid_settings(
+        store=store,
+        index=index,
+        llm_model=llm_model,
+        llm_api_base=llm_api_base,
+        llm_timeout=llm_timeout,
+    )
+    if settings is None:
+        return None
+    from denpex.hybrid.path import HybridPath
+    from denpex.store.store import StoreError
+
+    try:
+        return HybridPath(settings)
+    except StoreError as error:
+        # A diagnosis is still worth having when the store is down; say what is missing.
+        stderr.print(
+            f"denpex: {error}; diagnosing with the rules only", markup=False, soft_wrap=True
+        )
+        return None
+
+
 @app.command("diagnose")
 def diagnose_command(
     paths: Annotated[
@@ -110,8 +143,25 @@ def diagnose_command(
         bool | None, typer.Option(help="progress bar on stderr (default: when it is a terminal)")
     ] = None,
     cache: CacheOption = True,
+    store: StoreOption = None,
+    index: Annotated[
+        Path | None, typer.Option(help="similarity index file (default: beside the store)")
+    ] = None,
+    llm_model: Annotated[
+        str | None, typer.Option(help="litellm model for best-effort drafts [DENPEX_LLM_MODEL]")
+    ] = None,
+    llm_api_base: Annotated[
+        str | None, typer.Option(help="the model's API base URL [DENPEX_LLM_API_BASE]")
+    ] = None,
+    llm_timeout: Annotated[
+        float | None, typer.Option(help="seconds to wait for the model [DENPEX_LLM_TIMEOUT]")
+    ] = None,
 ) -> None:
-    """Diagnose a failed run from its logs: ranked root causes with evidence and next steps."""
+    """Diagnose a failed run from its logs: ranked root causes with evidence and next steps.
+
+    With an incident store, every diagnosis is recorded; one the rules do not settle gets a
+    best-effort answer from similar past incidents (and the LLM, when one is configured) and
+    is queued for curation."""
     from denpex.render import RENDERERS
 
     options = DiagnoseOptions(
@@ -122,9 +172,14 @@ def diagnose_command(
     )
     show_progress = stderr.is_terminal if progress is None else progress
     try:
+        hybrid = _hybrid_path(store, index, llm_model, llm_api_base, llm_timeout)
         with _progress(show_progress) as advance:
             diagnosis: Diagnosis = diagnose(
-                paths, options, stdin=sys.stdin.buffer if "-" in paths else None, progress=advance
+                paths,
+                options,
+                stdin=sys.stdin.buffer if "-" in paths else None,
+                progress=advance,
+                hybrid=hybrid,
             )
     except DenpexError as error:
         fail(str(error))
@@ -285,6 +340,8 @@ def eval_command(
 
 rules_app = typer.Typer(help="Check and browse the signature library.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
+app.add_typer(curate_app, name="curate")
+app.add_typer(hybrid_app, name="hybrid")
 
 
 @rules_app.command("lint")

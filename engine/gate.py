@@ -2,14 +2,14 @@
 
 Consumes ranked hypotheses, the ordered timeline and facts about the inputs; produces the
 `Diagnosis`. At or above the threshold the top hypothesis is returned as `confident`. Below it,
-the rules' candidates are kept as ranked alternatives under status `unknown`, for the hybrid
-path to improve on.
+the rules' candidates are kept as ranked alternatives under status `unknown`; when a best-effort
+provider (the hybrid path) is passed in, it gets that unconfident result to improve on.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from denpex.ingest.timestamps import to_datetime
 from denpex.match.signature import Role
@@ -27,6 +27,10 @@ from denpex.reason.root_causes import no_cause_summary, summary_of, to_root_caus
 from denpex.timeline.order import OrderedTimeline
 
 FIRST_ABNORMAL_SHOWN = 16
+
+BestEffortProvider = Callable[[Diagnosis, OrderedTimeline], Diagnosis]
+"""Given the gate's unconfident result (`unknown` or `no_failure`) and the timeline, returns
+a best-effort diagnosis, or the result unchanged when it has nothing better."""
 
 
 def timeline_summary(timeline: OrderedTimeline, input_ranks: set[int]) -> Timeline:
@@ -70,6 +74,7 @@ def gate(
     denpex_version: str,
     rules_version: str,
     started: float,
+    best_effort: BestEffortProvider | None = None,
 ) -> Diagnosis:
     root_causes = [to_root_cause(h, dropped) for h in hypotheses]
     if not root_causes:
@@ -81,16 +86,20 @@ def gate(
         summary = "The rules are not confident; the likeliest candidate: " + summary_of(
             root_causes[0]
         )
-    return Diagnosis(
+    diagnosis = Diagnosis(
         status=status,
         summary=summary,
         root_causes=root_causes,
         timeline=timeline_summary(timeline, input_ranks),
         inputs=inputs,
         provenance=Provenance(
-            denpex_version=denpex_version,
-            rules_version=rules_version,
-            elapsed_ms=int((time.perf_counter() - started) * 1000),
+            denpex_version=denpex_version, rules_version=rules_version, elapsed_ms=0
         ),
         warnings=warnings,
+    )
+    if best_effort is not None and status is not Status.confident:
+        diagnosis = best_effort(diagnosis, timeline)
+    elapsed_ms = int((time.perf_counter() - started) * 1000)
+    return diagnosis.model_copy(
+        update={"provenance": diagnosis.provenance.model_copy(update={"elapsed_ms": elapsed_ms})}
     )

@@ -2,7 +2,8 @@
 
 Consumes input paths (or stdin) and explicit options; produces a `Diagnosis`. Settings are
 passed in, never read from the environment here. Heavy libraries are not imported on this path:
-a case the rules settle never loads torch, sentence-transformers, faiss or litellm.
+a case the rules settle never loads torch, sentence-transformers, faiss or litellm. The hybrid
+path (incident store, retrieval, LLM) takes part only when the caller passes one in.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from denpex import __version__
 from denpex.errors import InputError
@@ -22,11 +23,26 @@ from denpex.match.library import Library, load_library
 from denpex.match.scan import Matcher, ScannedInput
 from denpex.models import Diagnosis, InputSummary
 from denpex.reason.hypotheses import form_hypotheses
-from denpex.timeline.order import build_timeline
+from denpex.timeline.order import OrderedTimeline, build_timeline
 from denpex.timeline.window import HOST_LOG_KINDS, HOST_LOG_LEAD_S, job_start, within_job
 
 ProgressCallback = Callable[[str, int], None]
 """Called after each input with its display name and the bytes read."""
+
+
+class HybridCase(Protocol):
+    """The hybrid path for one diagnosis (implemented by `denpex.hybrid.path`)."""
+
+    stdin: BinaryIO | None
+    """Standard input made rewindable, since the hybrid path reads the inputs twice."""
+
+    def best_effort(self, uncertain: Diagnosis, timeline: OrderedTimeline) -> Diagnosis: ...
+
+    def record(self, diagnosis: Diagnosis, timeline: OrderedTimeline) -> Diagnosis: ...
+
+
+class Hybrid(Protocol):
+    def case(self, paths: list[str], stdin: BinaryIO | None) -> HybridCase: ...
 
 
 @dataclass(frozen=True)
@@ -95,18 +111,24 @@ def diagnose(
     matcher: Matcher | None = None,
     stdin: BinaryIO | None = None,
     progress: ProgressCallback | None = None,
+    hybrid: Hybrid | None = None,
 ) -> Diagnosis:
     started = time.perf_counter()
     options = options or DiagnoseOptions()
     if matcher is None:
         library = library or load_library(options.rules_dir, cache_dir=options.cache_dir)
         matcher = Matcher(library, options.backend, options.cache_dir)
-    scan = scan_inputs(paths, matcher, stdin, progress)
-    return diagnose_scan(scan, matcher.library, options, started)
+    case = hybrid.case(paths, stdin) if hybrid is not None else None
+    scan = scan_inputs(paths, matcher, case.stdin if case else stdin, progress)
+    return diagnose_scan(scan, matcher.library, options, started, case)
 
 
 def diagnose_scan(
-    scan: ScanResult, library: Library, options: DiagnoseOptions, started: float
+    scan: ScanResult,
+    library: Library,
+    options: DiagnoseOptions,
+    started: float,
+    case: HybridCase | None = None,
 ) -> Diagnosis:
     windowed = within_job(
         scan.matches,
@@ -122,7 +144,7 @@ def diagnose_scan(
     timeline = build_timeline(windowed.matches)
     warnings.extend(timeline.notes)
     hypotheses = form_hypotheses(timeline.matches)
-    return gate(
+    diagnosis = gate(
         hypotheses=hypotheses,
         timeline=timeline,
         input_ranks={s.who.rank for s in scan.inputs if s.who.rank is not None},
@@ -136,4 +158,6 @@ def diagnose_scan(
         denpex_version=__version__,
         rules_version=library.label,
         started=started,
+        best_effort=case.best_effort if case else None,
     )
+    return case.record(diagnosis, timeline) if case else diagnosis

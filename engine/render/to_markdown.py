@@ -43,6 +43,8 @@ def render_markdown(diagnosis: Diagnosis) -> str:
         f"denpex {provenance.denpex_version}, rules {provenance.rules_version}, "
         f"{provenance.elapsed_ms} ms_"
     )
+    if diagnosis.curation_id:
+        out += ["", f"Queued for curation as `{diagnosis.curation_id}`."]
     if diagnosis.warnings:
         out += ["", "Warnings:", ""] + [f"- {w}" for w in diagnosis.warnings]
     return "\n".join(out) + "\n"

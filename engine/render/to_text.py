@@ -61,6 +61,9 @@ def render_text(diagnosis: Diagnosis, *, color: bool = False, width: int = 100) 
     if timeline.clock_offsets_s:
         offsets = ", ".join(f"{h} {o:+.3f}s" for h, o in timeline.clock_offsets_s.items())
         console.print(f"[dim]clock offsets: {escape(offsets)}[/]")
+    if diagnosis.curation_id:
+        short = diagnosis.curation_id[:12]
+        console.print(f"queued for curation as {short}: denpex curate show {short}")
     for warning in diagnosis.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     return buffer.getvalue()

@@ -1,0 +1,79 @@
+"""The hybrid path's settings as the command line reads them: options over `DENPEX_*` variables.
+
+Consumes command-line values and the environment (through pydantic-settings); produces the
+`HybridSettings` the hybrid path is built from, or None when no incident store is configured
+(the run stays rules-only). Only the CLI calls this; nothing deeper reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from denpex.errors import InputError
+from denpex.hybrid.settings import HybridSettings, LLMSettings, index_path_for
+
+
+class HybridEnvironment(BaseSettings):
+    """`DENPEX_STORE`, `DENPEX_INDEX`, `DENPEX_LLM_MODEL`, `DENPEX_LLM_API_BASE`, ..."""
+
+    model_config = SettingsConfigDict(env_prefix="DENPEX_", extra="ignore")
+
+    store: str | None = None
+    index: Path | None = None
+    data_dir: Path | None = None
+    llm_model: str | None = None
+    llm_api_base: str | None = None
+    llm_api_key: str | None = None
+    llm_timeout: float = 60.0
+    llm_context_tokens: int | None = None
+    neighbours: int = 5
+    min_similarity: float = 0.4
+
+
+def _data_dir(environment: HybridEnvironment) -> Path:
+    if environment.data_dir is not None:
+        return environment.data_dir
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "denpex"
+
+
+def hybrid_settings(
+    *,
+    store: str | None,
+    index: Path | None = None,
+    llm_model: str | None = None,
+    llm_api_base: str | None = None,
+    llm_timeout: float | None = None,
+) -> HybridSettings | None:
+    """The hybrid path's settings, or None when no store is configured (rules only)."""
+    environment = HybridEnvironment()
+    chosen_store = store or environment.store or None
+    model = llm_model or environment.llm_model
+    if chosen_store is None:
+        if model is not None:
+            raise InputError(
+                "an LLM answer is queued for curation: give --store (or DENPEX_STORE) too"
+            )
+        return None
+    from denpex.store.store import store_url
+
+    url = store_url(chosen_store)
+    llm = None
+    if model is not None:
+        llm = LLMSettings(
+            model=model,
+            api_base=llm_api_base or environment.llm_api_base,
+            api_key=environment.llm_api_key,
+            timeout_s=llm_timeout if llm_timeout is not None else environment.llm_timeout,
+            context_tokens=environment.llm_context_tokens,
+        )
+    return HybridSettings(
+        store_url=url,
+        index_path=index or environment.index or index_path_for(url, _data_dir(environment)),
+        llm=llm,
+        neighbours=environment.neighbours,
+        min_similarity=environment.min_similarity,
+    )

@@ -1,0 +1,359 @@
+"""The hybrid path as the pipeline sees it: a best-effort provider and an incident recorder.
+
+Consumes the settings the edge built (store URL, index path, LLM settings, neighbours), and per
+diagnosis the input paths, the ordered timeline and the gate's result; produces the best-effort
+diagnosis (retrieval and, when configured, an LLM draft) and records every diagnosis in the
+incident store, queueing those the rules did not settle for a curator.
+
+`HybridPath` holds what lives as long as the process (store, embedder, index, chat model);
+`HybridCase` holds what belongs to one diagnosis (the spooled stdin, the harvested lines, the
+incident id). Failures of the store, the index or the model never fail the diagnosis: the rules'
+answer stands, with a warning that says what was unavailable.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from denpex.errors import DenpexError
+from denpex.events import Match
+from denpex.hybrid.chat import ChatModel, LiteLLMChat, LLMUnavailable
+from denpex.hybrid.excerpt import build_excerpt, query_templates
+from denpex.hybrid.harvest import harvest, lexicon_matcher
+from denpex.hybrid.llm_answer import AnswerError, Checked, check_answer, parse_answer
+from denpex.hybrid.prompt import PromptMaterial, PromptTooLarge, build_prompt, render
+from denpex.hybrid.redact import Redactor
+from denpex.hybrid.retrieval_answer import retrieval_root_causes
+from denpex.hybrid.settings import HybridSettings
+from denpex.hybrid.tokens import TokenCounter, TokenizerError
+from denpex.match.signature import Role
+from denpex.models import Diagnosis, RootCause, Status
+from denpex.retrieval.embedder import Embedder, SentenceTransformerEmbedder
+from denpex.retrieval.index import FaissIndex, VectorIndex
+from denpex.retrieval.similar import ClassVote, Neighbour, SimilarIncidents, vote
+from denpex.store.records import ExcerptLine, IncidentDraft, InputDigest
+from denpex.store.store import IncidentStore, StoreError, open_store
+from denpex.timeline.order import OrderedTimeline
+
+SPOOL_IN_MEMORY = 64 * 1024 * 1024
+_RETRIEVAL_ERRORS = (DenpexError, OSError, RuntimeError, ImportError, ValueError)
+
+
+class HybridPath:
+    """Process-wide resources of the hybrid path, opened lazily where they are heavy."""
+
+    def __init__(
+        self,
+        settings: HybridSettings,
+        *,
+        store: IncidentStore | None = None,
+        embedder: Embedder | None = None,
+        index: VectorIndex | None = None,
+        chat: ChatModel | None = None,
+        counter: TokenCounter | None = None,
+        answer: bool = True,
+        record: bool = True,
+        exclude: frozenset[str] = frozenset(),
+    ) -> None:
+        self.settings = settings
+        self.store = store or open_store(settings.store_url)
+        self.embedder = embedder or SentenceTransformerEmbedder(settings.model_path)
+        self.chat = chat or (LiteLLMChat(settings.llm) if settings.llm else None)
+        self.answer = answer
+        self.record = record
+        self.exclude = exclude
+        self._index = index
+        self._counter = counter
+        self._similar: SimilarIncidents | None = None
+
+    @property
+    def similar(self) -> SimilarIncidents:
+        if self._similar is None:
+            if self._index is None:
+                self._index = FaissIndex(
+                    self.embedder.dim, self.embedder.name, self.settings.index_path
+                )
+            self._similar = SimilarIncidents(self.store, self.embedder, self._index)
+        return self._similar
+
+    @property
+    def counter(self) -> TokenCounter:
+        if self._counter is None:
+            self._counter = TokenCounter(self.settings.tokenizer_dir)
+        return self._counter
+
+    def excluding(self, incident_ids: Sequence[str]) -> HybridPath:
+        """The same path, blind to some incidents (leave-one-out evaluation)."""
+        twin = HybridPath(
+            self.settings,
+            store=self.store,
+            embedder=self.embedder,
+            chat=self.chat,
+            counter=self._counter,
+            answer=self.answer,
+            record=self.record,
+            exclude=self.exclude | frozenset(incident_ids),
+        )
+        twin._index, twin._similar = self._index, self._similar
+        return twin
+
+    def case(self, paths: list[str], stdin: BinaryIO | None) -> HybridCase:
+        return HybridCase(self, paths, _spooled(stdin) if stdin is not None else None)
+
+
+def _spooled(stdin: BinaryIO) -> BinaryIO:
+    """A rewindable copy of stdin, so the inputs can be read a second time."""
+    spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
+    shutil.copyfileobj(stdin, spool, 1024 * 1024)
+    spool.seek(0)
+    return spool  # type: ignore[return-value]
+
+
+@dataclass
+class Observation:
+    excerpt: list[ExcerptLine]
+    templates: list[str]
+    digests: dict[str, str]
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Retrieved:
+    neighbours: list[Neighbour] = field(default_factory=list)
+    votes: list[ClassVote] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+class HybridCase:
+    """The hybrid path for one diagnosis."""
+
+    def __init__(self, path: HybridPath, paths: list[str], stdin: BinaryIO | None) -> None:
+        self.path = path
+        self.paths = paths
+        self.stdin = stdin
+        self.incident_id = uuid.uuid4().hex
+        self._observation: Observation | None = None
+
+    # what the failure looks like ------------------------------------------------------------
+
+    def observe(self, timeline: OrderedTimeline) -> Observation:
+        if self._observation is None:
+            self._observation = self._observe(timeline)
+        return self._observation
+
+    def _observe(self, timeline: OrderedTimeline) -> Observation:
+        warnings: list[str] = []
+        harvested: list[Match] = []
+        digests: dict[str, str] = {}
+        try:
+            found = harvest(
+                self.paths,
+                self.stdin,
+                skip={(m.event.source, m.event.line) for m in timeline.matches},
+                matcher=lexicon_matcher(),
+                year=_year_of(timeline),
+            )
+            harvested, digests = found.matches, found.digests
+        except (DenpexError, OSError) as error:
+            warnings.append(f"inputs could not be read again for the incident store: {error}")
+        excerpt = build_excerpt(timeline, harvested)
+        return Observation(excerpt, query_templates(excerpt), digests, warnings)
+
+    # the best-effort answer -----------------------------------------------------------------
+
+    def best_effort(self, uncertain: Diagnosis, timeline: OrderedTimeline) -> Diagnosis:
+        """The gate's unconfident result, improved by retrieval and the LLM when they can."""
+        if not self.path.answer:
+            return uncertain
+        seen = self.observe(timeline)
+        if not seen.excerpt:
+            return uncertain
+        rules_causes = list(uncertain.root_causes)
+        retrieved = self._retrieve(seen)
+        warnings = [*uncertain.warnings, *seen.warnings, *retrieved.warnings]
+        answer = retrieval_root_causes(
+            retrieved.votes, retrieved.neighbours, seen.excerpt, rules_causes
+        )
+        summary = _retrieval_summary(retrieved, seen.excerpt) if answer else ""
+        model = None
+        if self.path.chat is not None:
+            drafted, problem = self._ask(seen, rules_causes, retrieved.neighbours)
+            if problem:
+                warnings.append(f"LLM step skipped, answer from retrieval only: {problem}")
+            if drafted is not None:
+                warnings += [f"LLM answer: {note}" for note in drafted.notes]
+                if drafted.causes:
+                    answer = drafted.causes + answer
+                    summary = "Best effort drafted by an LLM, not settled by a signature: " + (
+                        drafted.summary
+                    )
+                    model = self.path.chat.name
+        if not answer:
+            return uncertain.model_copy(
+                update={
+                    "status": Status.unknown,
+                    "summary": _unknown_summary(uncertain, seen.excerpt),
+                    "warnings": warnings,
+                }
+            )
+        return uncertain.model_copy(
+            update={
+                "status": Status.best_effort,
+                "summary": summary,
+                "root_causes": _distinct_classes([*answer, *rules_causes]),
+                "warnings": warnings,
+                "provenance": uncertain.provenance.model_copy(update={"model": model}),
+            }
+        )
+
+    def _retrieve(self, seen: Observation) -> _Retrieved:
+        settings = self.path.settings
+        try:
+            found = self.path.similar.search(
+                seen.templates, settings.neighbours, exclude=self.path.exclude
+            )
+        except _RETRIEVAL_ERRORS as error:
+            return _Retrieved(warnings=[f"similar incidents unavailable: {_one_line(error)}"])
+        close = [n for n in found if n.similarity >= settings.min_similarity]
+        warnings = []
+        if found and not close:
+            warnings.append(
+                f"no past incident is similar enough (best {found[0].similarity:.2f}, "
+                f"needed {settings.min_similarity:.2f})"
+            )
+        return _Retrieved(neighbours=close, votes=vote(close), warnings=warnings)
+
+    def _ask(
+        self, seen: Observation, rules_causes: list[RootCause], neighbours: list[Neighbour]
+    ) -> tuple[Checked | None, str | None]:
+        chat = self.path.chat
+        assert chat is not None
+        hosts = {line.host for line in seen.excerpt if line.host}
+        redactor = Redactor(hosts)
+        try:
+            incidents = {
+                i.id: i for i in self.path.store.incidents(n.incident_id for n in neighbours)
+            }
+            prompt = build_prompt(
+                PromptMaterial(seen.excerpt, rules_causes, neighbours, incidents),
+                self.path.counter,
+                chat.prompt_budget(),
+                redactor,
+            )
+            reply = chat.complete(prompt.messages)
+            try:
+                answer = parse_answer(reply)
+            except AnswerError as problem:
+                repair = render("repair.j2", problem=str(problem))
+                reply = chat.complete(
+                    [
+                        *prompt.messages,
+                        {"role": "assistant", "content": reply},
+                        {"role": "user", "content": repair},
+                    ]
+                )
+                answer = parse_answer(reply)
+        except AnswerError as problem:
+            return None, f"the reply was invalid twice ({problem})"
+        except (LLMUnavailable, PromptTooLarge, TokenizerError, StoreError) as problem:
+            return None, str(problem)
+        return check_answer(answer, prompt.line_ids, redactor), None
+
+    # recording ------------------------------------------------------------------------------
+
+    def record(self, diagnosis: Diagnosis, timeline: OrderedTimeline) -> Diagnosis:
+        """Stores the diagnosis as an incident; one the rules did not settle is queued. This is
+        the case's last step: the spooled stdin is released."""
+        try:
+            return self._record(diagnosis, timeline) if self.path.record else diagnosis
+        finally:
+            if self.stdin is not None:
+                self.stdin.close()
+
+    def _record(self, diagnosis: Diagnosis, timeline: OrderedTimeline) -> Diagnosis:
+        seen = self.observe(timeline)
+        queue = diagnosis.status in (Status.best_effort, Status.unknown)
+        if queue:
+            diagnosis = diagnosis.model_copy(update={"curation_id": self.incident_id})
+        draft = IncidentDraft(
+            diagnosis=diagnosis,
+            inputs=[
+                InputDigest(
+                    source=i.source,
+                    kind=i.kind,
+                    bytes=i.bytes,
+                    lines=i.lines,
+                    sha256=seen.digests.get(i.source),
+                )
+                for i in diagnosis.inputs
+            ],
+            excerpt=seen.excerpt,
+            templates=seen.templates,
+            embedder=self.path.embedder.name,
+            queue=queue,
+        )
+        try:
+            self.path.store.add(draft, incident_id=self.incident_id)
+        except StoreError as error:
+            warning = f"the diagnosis was not recorded: {error}"
+            return diagnosis.model_copy(
+                update={"curation_id": None, "warnings": [*diagnosis.warnings, warning]}
+            )
+        return diagnosis
+
+
+def _year_of(timeline: OrderedTimeline) -> int | None:
+    for match in timeline.matches:
+        if match.event.time is not None and not match.event.time_inferred:
+            return time.gmtime(match.event.time).tm_year
+    return None
+
+
+def _distinct_classes(causes: list[RootCause]) -> list[RootCause]:
+    """The first cause of each class, in order: a class is never listed twice."""
+    seen: set[str] = set()
+    kept = []
+    for cause in causes:
+        if cause.failure_class not in seen:
+            seen.add(cause.failure_class)
+            kept.append(cause)
+    return kept
+
+
+def _quote(text: str, limit: int = 160) -> str:
+    text = text.strip()
+    return f'"{text[: limit - 3]}..."' if len(text) > limit else f'"{text}"'
+
+
+def _retrieval_summary(retrieved: _Retrieved, excerpt: list[ExcerptLine]) -> str:
+    top = retrieved.votes[0]
+    nearest = top.neighbours[0]
+    evidence = next((line for line in excerpt if line.role == Role.root_cause.value), excerpt[0])
+    return (
+        f"Best effort from similar past incidents, not settled by a signature: likely "
+        f"{top.failure_class} ({top.share:.0%} of the similarity among the "
+        f"{len(retrieved.neighbours)} nearest known incident(s); nearest "
+        f"{nearest.incident_id[:12]} at {nearest.similarity:.2f}). First abnormal line: "
+        f"{_quote(evidence.text)}."
+    )
+
+
+def _unknown_summary(uncertain: Diagnosis, excerpt: list[ExcerptLine]) -> str:
+    if uncertain.status is Status.unknown:
+        return uncertain.summary + " No similar past incident with a known cause was found."
+    return (
+        f"No failure signature matched, but {len(excerpt)} abnormal line(s) were found; the "
+        f"first: {_quote(excerpt[0].text)}. No similar past incident with a known cause was "
+        "found."
+    )
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__

@@ -1,0 +1,108 @@
+"""Replaces secrets, tokens, IP addresses and host names by placeholders, and back.
+
+Consumes text about to leave the process (the LLM prompt) and the host names ingest attributed;
+produces the redacted text and a `Redactor` that restores the original values in the answer.
+Each distinct value gets one stable placeholder (`<<HOST_1>>`, `<<IP_2>>`, `<<SECRET_1>>`), so
+the model can still tell hosts apart and refer to them, and its references are restored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_SECRET_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(pattern)
+    for pattern in (
+        # key=value and key: value for names that hold credentials (the value is the group)
+        r"(?i)\b(?:[\w-]*(?:api[_-]?key|token|secret|passw(?:or)?d|pwd|credential|auth)[\w-]*)"
+        r"\s*[=:]\s*['\"]?(?P<v>[^\s'\",;]{4,})",
+        r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})",
+        r"(?P<v>-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----)",
+        r"\b(?P<v>sk-[A-Za-z0-9_-]{16,})",
+        r"\b(?P<v>hf_[A-Za-z0-9]{20,})",
+        r"\b(?P<v>gh[pousr]_[A-Za-z0-9]{20,})",
+        r"\b(?P<v>xox[abprs]-[A-Za-z0-9-]{10,})",
+        r"\b(?P<v>(?:AKIA|ASIA)[0-9A-Z]{16})\b",
+        r"\b(?P<v>eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})",
+        r"://[^\s/:@]+:(?P<v>[^\s/@]+)@",  # the password in user:password@host URLs
+    )
+)
+_IP_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(
+        r"(?<![\w.])(?P<v>(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d))(?![\w.])"
+    ),
+    re.compile(r"(?<![\w:])(?P<v>(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4})(?![\w:])"),
+    re.compile(
+        r"(?<![\w:])(?P<v>(?:[0-9a-fA-F]{1,4}:){1,6}:(?:[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{1,4})*)?"
+        r"|::(?:[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{1,4})*))(?![\w:])"
+    ),
+)
+_HOST_PATTERNS: tuple[re.Pattern[str], ...] = (
+    # Fully qualified names under the suffixes clusters use.
+    re.compile(
+        r"(?i)(?<![\w.-])(?P<v>(?=[a-z0-9-]*[a-z])[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*"
+        r"\.(?:com|net|org|io|ai|dev|cloud|local|internal|lan|corp|cluster|edu|gov|svc))(?![\w-])"
+    ),
+    # Values of fields that name a host: "host      : gpu-042", "hostname=node7".
+    re.compile(r"(?i)\b(?:host(?:name)?|node(?:name)?)\s*[:=]\s*(?P<v>[A-Za-z0-9][\w.-]*)"),
+)
+_KEEP = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+"""Values that identify nothing about the user's infrastructure."""
+
+
+class Redactor:
+    """Remembers every value it replaced so the answer can be restored."""
+
+    def __init__(self, hosts: Iterable[str] = ()) -> None:
+        self._hosts = sorted({h for h in hosts if len(h) >= 3 and h not in _KEEP}, key=len)[::-1]
+        self._placeholders: dict[tuple[str, str], str] = {}
+        self._values: dict[str, str] = {}
+        self._counts: dict[str, int] = {}
+
+    def _placeholder(self, kind: str, value: str) -> str:
+        key = (kind, value)
+        if key not in self._placeholders:
+            self._counts[kind] = self._counts.get(kind, 0) + 1
+            placeholder = f"<<{kind}_{self._counts[kind]}>>"
+            self._placeholders[key] = placeholder
+            self._values[placeholder] = value
+        return self._placeholders[key]
+
+    def _replace_groups(self, text: str, patterns: Iterable[re.Pattern[str]], kind: str) -> str:
+        for pattern in patterns:
+            text = pattern.sub(lambda found: self._swap(found, kind), text)
+        return text
+
+    def _swap(self, found: re.Match[str], kind: str) -> str:
+        value = found.group("v")
+        if value in _KEEP or value.startswith("<<"):
+            return found.group(0)
+        start, end = found.span("v")
+        whole_start = found.start()
+        return (
+            found.group(0)[: start - whole_start]
+            + self._placeholder(kind, value)
+            + found.group(0)[end - whole_start :]
+        )
+
+    def redact(self, text: str) -> str:
+        text = self._replace_groups(text, _SECRET_PATTERNS, "SECRET")
+        # Whole qualified names before the bare host names they may contain.
+        text = self._replace_groups(text, _HOST_PATTERNS, "HOST")
+        for host in self._hosts:
+            text = re.sub(
+                rf"(?<![\w.-]){re.escape(host)}(?![\w-])",
+                lambda _found, host=host: self._placeholder("HOST", host),
+                text,
+            )
+        return self._replace_groups(text, _IP_PATTERNS, "IP")
+
+    def restore(self, text: str) -> str:
+        if "<<" not in text:
+            return text
+        return re.sub(r"<<[A-Z]+_\d+>>", lambda m: self._values.get(m.group(0), m.group(0)), text)
+
+    @property
+    def replaced(self) -> int:
+        return len(self._values)

@@ -1,0 +1,82 @@
+"""The tables of the incident store, as SQLAlchemy 2.x declarative models.
+
+Consumes nothing; produces the ORM classes the store reads and writes and the metadata the
+Alembic migrations are checked against. Masked line templates live in their own table, shared
+by every incident that printed them, so each distinct template is embedded once.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class CurationState:
+    """Where an incident stands with curators (stored as plain strings)."""
+
+    not_queued = "not_queued"
+    queued = "queued"
+    confirmed = "confirmed"
+    all = (not_queued, queued, confirmed)
+
+
+class IncidentRow(Base):
+    __tablename__ = "incidents"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    status: Mapped[str] = mapped_column(String(16))
+    summary: Mapped[str] = mapped_column(Text)
+    failure_class: Mapped[str | None] = mapped_column(String(64))
+    answer_source: Mapped[str | None] = mapped_column(String(16))
+    confidence: Mapped[float | None] = mapped_column(Float)
+    input_digest: Mapped[str] = mapped_column(String(64), index=True)
+    inputs: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    excerpt: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    diagnosis: Mapped[dict[str, Any]] = mapped_column(JSON)
+    denpex_version: Mapped[str] = mapped_column(String(64))
+    rules_version: Mapped[str] = mapped_column(String(64))
+    llm_model: Mapped[str | None] = mapped_column(String(200))
+    embedder: Mapped[str | None] = mapped_column(String(200))
+    elapsed_ms: Mapped[int] = mapped_column(Integer)
+    curation_state: Mapped[str] = mapped_column(String(16), index=True)
+    confirmed_class: Mapped[str | None] = mapped_column(String(64))
+    confirmed_by: Mapped[str | None] = mapped_column(String(200))
+    confirmed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    confirmed_note: Mapped[str | None] = mapped_column(Text)
+
+    lines: Mapped[list[IncidentTemplateRow]] = relationship(
+        back_populates="incident",
+        cascade="all, delete-orphan",
+        order_by="IncidentTemplateRow.position",
+    )
+
+
+class TemplateRow(Base):
+    """A distinct masked line; its id is the vector id in the similarity index."""
+
+    __tablename__ = "templates"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    text: Mapped[str] = mapped_column(Text)
+
+
+class IncidentTemplateRow(Base):
+    __tablename__ = "incident_templates"
+
+    incident_id: Mapped[str] = mapped_column(
+        ForeignKey("incidents.id", ondelete="CASCADE"), primary_key=True
+    )
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    template_id: Mapped[int] = mapped_column(ForeignKey("templates.id"), index=True)
+
+    incident: Mapped[IncidentRow] = relationship(back_populates="lines")
+    template: Mapped[TemplateRow] = relationship()

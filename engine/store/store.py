@@ -1,0 +1,365 @@
+"""The incident store: writes diagnoses, serves the curation queue and retrieval's labels.
+
+Consumes a SQLAlchemy URL (or an engine built by the caller) and incident drafts; produces
+incident ids, incidents, queue listings, curator confirmations, and the template postings the
+similarity index is built from. Opening a store applies the packaged Alembic migrations, so a
+new database is ready and an old one is brought up to date.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, func, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
+from sqlalchemy.orm import Session, selectinload
+
+from denpex.errors import DenpexError
+from denpex.models import Diagnosis
+from denpex.store.records import (
+    ExcerptLine,
+    Incident,
+    IncidentDraft,
+    IncidentSummary,
+    InputDigest,
+    Label,
+    label_of,
+)
+from denpex.store.schema import CurationState, IncidentRow, IncidentTemplateRow, TemplateRow
+from denpex.taxonomy import is_failure_class
+
+MIN_ID_PREFIX = 4
+
+
+class StoreError(DenpexError):
+    """The store cannot be opened, or a request names an incident or class it cannot use."""
+
+
+def store_url(value: str) -> str:
+    """A SQLAlchemy URL for `value`: URLs pass through, a plain path becomes a SQLite file."""
+    if "://" in value:
+        return value
+    return f"sqlite:///{Path(value).expanduser().resolve()}"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The database file of a SQLite URL; None for other databases and in-memory SQLite."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database)
+
+
+def _with_installed_driver(url: str) -> str:
+    """`postgresql://` means psycopg 3 to SQLAlchemy 2.1; use psycopg2 when only it is here."""
+    parsed = make_url(url)
+    if parsed.drivername != "postgresql" or importlib.util.find_spec("psycopg") is not None:
+        return url
+    if importlib.util.find_spec("psycopg2") is None:
+        return url
+    return parsed.set(drivername="postgresql+psycopg2").render_as_string(hide_password=False)
+
+
+def open_store(url: str) -> IncidentStore:
+    """Connects to the database at `url`, migrating it to the packaged schema."""
+    try:
+        path = sqlite_path(url)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(_with_installed_driver(url), pool_pre_ping=True)
+    except (ArgumentError, ValueError, OSError) as error:
+        raise StoreError(f"cannot use store {_safe(url)}: {error}") from None
+    except ImportError as error:
+        raise StoreError(f"store {_safe(url)} needs a database driver: {error}") from None
+    store = IncidentStore(engine)
+    store.migrate()
+    return store
+
+
+def _safe(url: str) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<unparseable URL>"
+
+
+def _enable_sqlite_foreign_keys(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    """SQLite returns naive datetimes; every time the store hands out is UTC-aware."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+def combined_digest(inputs: Iterable[InputDigest]) -> str:
+    """One digest for a set of inputs, independent of the order they were given in."""
+    hasher = hashlib.sha256()
+    for item in sorted(inputs, key=lambda i: (i.source, i.sha256 or "")):
+        hasher.update(f"{item.source}\0{item.sha256 or '-'}\n".encode())
+    return hasher.hexdigest()
+
+
+class IncidentStore:
+    """All reads and writes of incidents. One instance per process and database."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        if engine.dialect.name == "sqlite":
+            _enable_sqlite_foreign_keys(engine)
+
+    @property
+    def url(self) -> str:
+        return self.engine.url.render_as_string(hide_password=True)
+
+    def migrate(self) -> None:
+        from alembic import command
+        from alembic.config import Config
+
+        config = Config()
+        config.set_main_option(
+            "script_location", str(resources.files("denpex.store").joinpath("migrations"))
+        )
+        try:
+            with self.engine.begin() as connection:
+                config.attributes["connection"] = connection
+                command.upgrade(config, "head")
+        except SQLAlchemyError as error:
+            raise StoreError(f"cannot open store {self.url}: {_first_line(error)}") from None
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def _session(self) -> Iterator[Session]:
+        try:
+            with Session(self.engine, expire_on_commit=False) as session, session.begin():
+                yield session
+        except StoreError:
+            raise
+        except SQLAlchemyError as error:
+            raise StoreError(f"store {self.url}: {_first_line(error)}") from None
+
+    # writing -------------------------------------------------------------------------------
+
+    def add(self, draft: IncidentDraft, *, incident_id: str | None = None) -> str:
+        """Stores one diagnosis; returns its incident id (the curation id when queued).
+
+        The caller may choose the id (32 hex digits) so it can be quoted before it is stored."""
+        diagnosis = draft.diagnosis
+        top = diagnosis.root_causes[0] if diagnosis.root_causes else None
+        incident_id = incident_id or uuid.uuid4().hex
+        with self._session() as session:
+            template_ids = [self._template_id(session, text) for text in draft.templates]
+            row = IncidentRow(
+                id=incident_id,
+                created_at=datetime.now(UTC),
+                status=diagnosis.status.value,
+                summary=diagnosis.summary,
+                failure_class=top.failure_class if top else None,
+                answer_source=top.source.value if top else None,
+                confidence=top.confidence if top else None,
+                input_digest=combined_digest(draft.inputs),
+                inputs=[i.model_dump(mode="json") for i in draft.inputs],
+                excerpt=[line.model_dump(mode="json") for line in draft.excerpt],
+                diagnosis=diagnosis.model_dump(mode="json"),
+                denpex_version=diagnosis.provenance.denpex_version,
+                rules_version=diagnosis.provenance.rules_version,
+                llm_model=diagnosis.provenance.model,
+                embedder=draft.embedder,
+                elapsed_ms=diagnosis.provenance.elapsed_ms,
+                curation_state=CurationState.queued if draft.queue else CurationState.not_queued,
+            )
+            row.lines = [
+                IncidentTemplateRow(position=position, template_id=template_id)
+                for position, template_id in enumerate(template_ids)
+            ]
+            session.add(row)
+        return incident_id
+
+    def _template_id(self, session: Session, text: str) -> int:
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        existing = session.scalar(select(TemplateRow.id).where(TemplateRow.digest == digest))
+        if existing is not None:
+            return existing
+        try:
+            with session.begin_nested():  # another writer may insert the same template
+                row = TemplateRow(digest=digest, text=text)
+                session.add(row)
+            return row.id
+        except IntegrityError:
+            found = session.scalar(select(TemplateRow.id).where(TemplateRow.digest == digest))
+            if found is None:
+                raise
+            return found
+
+    def confirm(
+        self,
+        incident_id: str,
+        failure_class: str,
+        *,
+        by: str | None = None,
+        note: str | None = None,
+    ) -> Incident:
+        """Records a curator's cause for an incident; it feeds retrieval from now on."""
+        if not is_failure_class(failure_class) or failure_class == "unknown":
+            raise StoreError(f"{failure_class!r} is not a failure class a curator can confirm")
+        with self._session() as session:
+            row = self._row(session, incident_id)
+            row.confirmed_class = failure_class
+            row.confirmed_by = by
+            row.confirmed_note = note
+            row.confirmed_at = datetime.now(UTC)
+            row.curation_state = CurationState.confirmed
+            session.flush()
+            return _incident(row)
+
+    # reading -------------------------------------------------------------------------------
+
+    def get(self, incident_id: str) -> Incident:
+        """The incident with this id, or with this unique id prefix of 4+ characters."""
+        with self._session() as session:
+            return _incident(self._row(session, incident_id))
+
+    def _row(self, session: Session, incident_id: str) -> IncidentRow:
+        wanted = incident_id.strip().lower()
+        if len(wanted) < MIN_ID_PREFIX or not all(c in "0123456789abcdef" for c in wanted):
+            raise StoreError(f"{incident_id!r} is not an incident id")
+        rows = session.scalars(
+            select(IncidentRow)
+            .where(IncidentRow.id.startswith(wanted, autoescape=True))
+            .options(selectinload(IncidentRow.lines).selectinload(IncidentTemplateRow.template))
+            .limit(2)
+        ).all()
+        if not rows:
+            raise StoreError(f"no incident {incident_id!r} in {self.url}")
+        if len(rows) > 1:
+            raise StoreError(f"incident id {incident_id!r} is ambiguous; give more characters")
+        return rows[0]
+
+    def list_incidents(
+        self, state: str | None = CurationState.queued, limit: int = 50
+    ) -> list[IncidentSummary]:
+        """The newest incidents first, in one curation state or (None) all of them."""
+        if state is not None and state not in CurationState.all:
+            raise StoreError(f"unknown curation state {state!r}; use one of {CurationState.all}")
+        query = select(IncidentRow).order_by(IncidentRow.created_at.desc()).limit(limit)
+        if state is not None:
+            query = query.where(IncidentRow.curation_state == state)
+        with self._session() as session:
+            return [
+                IncidentSummary(
+                    id=row.id,
+                    created_at=_aware(row.created_at) or row.created_at,
+                    status=row.status,
+                    failure_class=row.failure_class,
+                    confidence=row.confidence,
+                    curation_state=row.curation_state,
+                    confirmed_class=row.confirmed_class,
+                    summary=row.summary,
+                )
+                for row in session.scalars(query)
+            ]
+
+    def count(self) -> int:
+        with self._session() as session:
+            return session.scalar(select(func.count()).select_from(IncidentRow)) or 0
+
+    def templates(self, exclude: Iterable[int] = ()) -> list[tuple[int, str]]:
+        """Every stored template (id, text) whose id is not in `exclude`."""
+        skip = set(exclude)
+        with self._session() as session:
+            rows = session.execute(select(TemplateRow.id, TemplateRow.text)).all()
+        return [(row.id, row.text) for row in rows if row.id not in skip]
+
+    def template_ids(self) -> set[int]:
+        with self._session() as session:
+            return set(session.scalars(select(TemplateRow.id)))
+
+    def labelled_postings(self) -> tuple[dict[int, list[str]], dict[str, Label]]:
+        """For every template, the labelled incidents that printed it; and those labels, oldest
+        incident first."""
+        query = (
+            select(
+                IncidentTemplateRow.template_id,
+                IncidentRow.id,
+                IncidentRow.confirmed_class,
+                IncidentRow.status,
+                IncidentRow.failure_class,
+            )
+            .join(IncidentRow, IncidentRow.id == IncidentTemplateRow.incident_id)
+            .where((IncidentRow.confirmed_class.is_not(None)) | (IncidentRow.status == "confident"))
+            .order_by(IncidentRow.created_at, IncidentRow.id, IncidentTemplateRow.position)
+        )
+        postings: dict[int, list[str]] = {}
+        labels: dict[str, Label] = {}
+        with self._session() as session:
+            for template_id, incident_id, confirmed, status, failure_class in session.execute(
+                query
+            ):
+                label = label_of(confirmed, status, failure_class)
+                if label is None:
+                    continue
+                labels[incident_id] = label
+                postings.setdefault(template_id, []).append(incident_id)
+        return postings, labels
+
+    def incidents(self, ids: Iterable[str]) -> list[Incident]:
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return []
+        with self._session() as session:
+            rows = session.scalars(
+                select(IncidentRow)
+                .where(IncidentRow.id.in_(wanted))
+                .options(selectinload(IncidentRow.lines).selectinload(IncidentTemplateRow.template))
+            ).all()
+            by_id = {row.id: _incident(row) for row in rows}
+        return [by_id[i] for i in wanted if i in by_id]
+
+
+def _incident(row: IncidentRow) -> Incident:
+    return Incident(
+        id=row.id,
+        created_at=_aware(row.created_at) or row.created_at,
+        status=row.status,
+        summary=row.summary,
+        failure_class=row.failure_class,
+        answer_source=row.answer_source,
+        confidence=row.confidence,
+        input_digest=row.input_digest,
+        inputs=[InputDigest.model_validate(i) for i in row.inputs],
+        excerpt=[ExcerptLine.model_validate(line) for line in row.excerpt],
+        templates=[line.template.text for line in row.lines],
+        diagnosis=Diagnosis.model_validate(row.diagnosis),
+        denpex_version=row.denpex_version,
+        rules_version=row.rules_version,
+        llm_model=row.llm_model,
+        embedder=row.embedder,
+        elapsed_ms=row.elapsed_ms,
+        curation_state=row.curation_state,
+        confirmed_class=row.confirmed_class,
+        confirmed_by=row.confirmed_by,
+        confirmed_at=_aware(row.confirmed_at),
+        confirmed_note=row.confirmed_note,
+    )
+
+
+def _first_line(error: Exception) -> str:
+    text = str(getattr(error, "orig", None) or error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

@@ -1,0 +1,54 @@
+"""A store of real incidents, built once per session: fixture cases confirmed with their labels."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from denpex.match.library import load_library
+from denpex.retrieval.corpus import load_cases
+from denpex.retrieval.embedder import SentenceTransformerEmbedder
+from denpex.retrieval.evaluate import IndexedCase, index_corpus, scratch_path
+from tests.hybrid.support import copy_cases
+
+# Three of a kind for each class the retrieval tests lean on, plus singletons and a clean run.
+STORED_CASES = [
+    "ckpt-missing",
+    "ckpt-size",
+    "ckpt-unexpected",
+    "killed-rank0",
+    "killed-rank1",
+    "killed-rank2",
+    "stall-rank0",
+    "stall-rank1",
+    "stall-rank2",
+    "worker-exit",
+    "worker-sigkill",
+    "exc-keyerror",
+    "poisoned-sample",
+    "clean",
+]
+
+
+@pytest.fixture(scope="session")
+def embedder() -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder()
+
+
+@pytest.fixture(scope="session")
+def stored_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_cases(STORED_CASES, tmp_path_factory.mktemp("corpus"))
+
+
+@pytest.fixture(scope="session")
+def indexed(
+    tmp_path_factory: pytest.TempPathFactory, stored_corpus: Path, embedder
+) -> Iterator[tuple[object, dict[str, IndexedCase]]]:
+    """(the recording hybrid path, the stored cases by name); the store holds every labelled
+    case, confirmed with its label, as a curator would have left it."""
+    path = scratch_path(tmp_path_factory.mktemp("store"), embedder)
+    cases = index_corpus(load_cases(stored_corpus), path, load_library(), threshold=0.6)
+    yield path, {item.case.name: item for item in cases}
+    path.store.close()

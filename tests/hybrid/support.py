@@ -1,0 +1,97 @@
+"""Helpers shared by the store, retrieval and hybrid tests: real cases, observed as denpex does."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from denpex.hybrid.excerpt import build_excerpt, query_templates
+from denpex.hybrid.harvest import harvest, lexicon_matcher
+from denpex.match.library import load_library
+from denpex.match.scan import Matcher
+from denpex.models import Diagnosis
+from denpex.pipeline import DiagnoseOptions, diagnose_scan, scan_inputs
+from denpex.retrieval.corpus import load_cases
+from denpex.store.records import ExcerptLine, IncidentDraft, InputDigest
+from denpex.timeline.order import build_timeline
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+
+
+def case_inputs(name: str) -> list[str]:
+    """The log files of a fixture case (expected.json excluded)."""
+    return next(list(c.inputs) for c in load_cases(CORPUS) if c.name == name)
+
+
+@dataclass(frozen=True)
+class Observed:
+    diagnosis: Diagnosis
+    excerpt: list[ExcerptLine]
+    templates: list[str]
+    digests: dict[str, str]
+
+
+def observe(paths: list[str], threshold: float = 0.6) -> Observed:
+    """The rules' diagnosis of real logs, with the excerpt the hybrid path would build."""
+    matcher = Matcher(load_library())
+    scan = scan_inputs(paths, matcher)
+    timeline = build_timeline(scan.matches)
+    diagnosis = diagnose_scan(
+        scan, matcher.library, DiagnoseOptions(confidence_threshold=threshold), time.perf_counter()
+    )
+    found = harvest(
+        paths,
+        None,
+        skip={(m.event.source, m.event.line) for m in timeline.matches},
+        matcher=lexicon_matcher(),
+        year=None,
+    )
+    excerpt = build_excerpt(timeline, found.matches)
+    return Observed(diagnosis, excerpt, query_templates(excerpt), found.digests)
+
+
+def draft_of(observed: Observed, *, queue: bool = False) -> IncidentDraft:
+    return IncidentDraft(
+        diagnosis=observed.diagnosis,
+        inputs=[
+            InputDigest(
+                source=i.source,
+                kind=i.kind,
+                bytes=i.bytes,
+                lines=i.lines,
+                sha256=observed.digests.get(i.source),
+            )
+            for i in observed.diagnosis.inputs
+        ],
+        excerpt=observed.excerpt,
+        templates=observed.templates,
+        embedder="all-MiniLM-L6-v2",
+        queue=queue,
+    )
+
+
+def copy_cases(names: list[str], target: Path) -> Path:
+    """A corpus holding only some fixture cases, for tests that must stay quick."""
+    for name in names:
+        shutil.copytree(CORPUS / name, target / name)
+    return target
+
+
+def answering_path(recorder, *, chat=None, exclude=(), record=False, min_similarity=0.4):
+    """A hybrid path that answers from the recorder's store and index (shared, not copied)."""
+    from dataclasses import replace
+
+    from denpex.hybrid.path import HybridPath
+
+    return HybridPath(
+        replace(recorder.settings, min_similarity=min_similarity),
+        store=recorder.store,
+        embedder=recorder.embedder,
+        index=recorder.similar.index,
+        chat=chat,
+        answer=True,
+        record=record,
+        exclude=frozenset(exclude),
+    )

@@ -1,0 +1,179 @@
+"""The best-effort answer from retrieval alone, and how every diagnosis is recorded."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from pathlib import Path
+
+import pytest
+
+from denpex.hybrid.path import HybridPath
+from denpex.hybrid.settings import HybridSettings
+from denpex.match.library import load_library
+from denpex.match.scan import Matcher
+from denpex.models import Source, Status
+from denpex.pipeline import DiagnoseOptions, diagnose
+from denpex.retrieval.embedder import SentenceTransformerEmbedder
+from denpex.store.schema import CurationState
+from denpex.store.store import store_url
+from tests.conftest import BAD_SAMPLE
+from tests.hybrid.support import answering_path, case_inputs
+
+WITHOUT_PYTHON = Matcher(load_library().without_families(["python"]))
+
+
+def _lines_of(path: str) -> list[str]:
+    return Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+
+
+def test_a_failure_no_signature_settles_is_answered_from_similar_incidents(indexed) -> None:
+    recorder, cases = indexed
+    own = cases["ckpt-size"].incident_id
+    path = answering_path(recorder, exclude=[own], record=True)
+    diagnosis = diagnose(case_inputs("ckpt-size"), matcher=WITHOUT_PYTHON, hybrid=path)
+    top = diagnosis.root_causes[0]
+    assert diagnosis.status is Status.best_effort
+    assert (top.failure_class, top.source, top.best_effort) == (
+        "checkpoint_mismatch",
+        Source.retrieval,
+        True,
+    )
+    assert top.signature_id is None
+    assert 0.5 < top.confidence <= 1.0
+    assert "Error(s) in loading state_dict" in top.evidence[0].text
+    for line in top.evidence:
+        assert _lines_of(line.source)[line.line - 1] == line.text
+    assert all(n.startswith("Compare with the nearest incident") for n in top.next_steps[:1])
+    assert diagnosis.summary.startswith("Best effort from similar past incidents")
+    queued = recorder.store.get(diagnosis.curation_id)
+    assert queued.curation_state == CurationState.queued
+    assert queued.diagnosis == diagnosis
+
+
+def test_the_origin_comes_from_the_rules_never_from_a_neighbour(indexed) -> None:
+    recorder, cases = indexed
+    path = answering_path(recorder, exclude=[cases["stall-rank1"].incident_id])
+    strict = DiagnoseOptions(confidence_threshold=0.95)
+    rules_only = diagnose(case_inputs("stall-rank1"), strict)
+    diagnosis = diagnose(case_inputs("stall-rank1"), strict, hybrid=path)
+    top = diagnosis.root_causes[0]
+    assert rules_only.status is Status.unknown
+    assert (top.failure_class, top.source) == ("collective_timeout", Source.retrieval)
+    # The rules named the stalled rank for this class; retrieval keeps it.
+    assert top.originating_rank == rules_only.root_causes[0].originating_rank == 1
+    # Where the rules' candidates are of another class, no rank is claimed.
+    other = diagnose(
+        case_inputs("ckpt-size"),
+        matcher=WITHOUT_PYTHON,
+        hybrid=answering_path(recorder, exclude=[cases["ckpt-size"].incident_id]),
+    )
+    assert other.root_causes[0].originating_rank is None
+
+
+def test_a_failure_the_rules_settle_is_recorded_but_not_queued(indexed) -> None:
+    recorder, _ = indexed
+    path = answering_path(recorder, record=True)
+    diagnosis = diagnose([str(BAD_SAMPLE)], hybrid=path)
+    assert diagnosis.status is Status.confident
+    assert diagnosis.curation_id is None
+    stored = recorder.store.list_incidents(CurationState.not_queued, limit=1)[0]
+    assert stored.status == "confident"
+    assert stored.summary == diagnosis.summary
+
+
+def test_without_any_similar_incident_the_answer_stays_unknown_and_is_queued(
+    tmp_path: Path, embedder
+) -> None:
+    url = store_url(str(tmp_path / "empty.db"))
+    path = HybridPath(HybridSettings(store_url=url), embedder=embedder)
+    diagnosis = diagnose(
+        case_inputs("exc-keyerror"), DiagnoseOptions(confidence_threshold=0.7), hybrid=path
+    )
+    assert diagnosis.status is Status.unknown
+    assert "No similar past incident with a known cause was found" in diagnosis.summary
+    assert diagnosis.root_causes[0].source is Source.rules
+    assert path.store.get(diagnosis.curation_id).curation_state == CurationState.queued
+
+
+def test_a_failure_with_only_unmatched_lines_is_queued_as_unknown(tmp_path: Path, embedder) -> None:
+    nothing = Matcher(load_library().without_families(["python", "gloo", "torchelastic", "c10d"]))
+    url = store_url(str(tmp_path / "empty.db"))
+    path = HybridPath(HybridSettings(store_url=url), embedder=embedder)
+    diagnosis = diagnose(case_inputs("exc-keyerror"), matcher=nothing, hybrid=path)
+    assert diagnosis.status is Status.unknown
+    assert diagnosis.root_causes == []
+    assert "No failure signature matched, but" in diagnosis.summary
+    assert "KeyError: 'label'" in diagnosis.summary
+    assert diagnosis.curation_id is not None
+
+
+def test_a_clean_run_stays_no_failure_and_is_not_queued(tmp_path: Path, embedder) -> None:
+    url = store_url(str(tmp_path / "s.db"))
+    path = HybridPath(HybridSettings(store_url=url), embedder=embedder)
+    diagnosis = diagnose(case_inputs("clean"), hybrid=path)
+    assert diagnosis.status is Status.no_failure
+    assert diagnosis.curation_id is None
+    assert path.store.list_incidents(CurationState.not_queued)[0].status == "no_failure"
+
+
+def test_standard_input_is_read_twice_and_digested(tmp_path: Path, embedder) -> None:
+    launcher = Path(case_inputs("killed-rank1")[0])
+    data = launcher.read_bytes()
+    url = store_url(str(tmp_path / "s.db"))
+    path = HybridPath(HybridSettings(store_url=url), embedder=embedder)
+    diagnosis = diagnose(["-"], stdin=io.BytesIO(data), hybrid=path)
+    incident = path.store.list_incidents(None)[0]
+    stored = path.store.get(incident.id)
+    assert stored.inputs[0].sha256 == hashlib.sha256(data).hexdigest()
+    assert any("Signal 9 (SIGKILL)" in line.text for line in stored.excerpt)
+    assert diagnosis.status in (Status.unknown, Status.confident, Status.best_effort)
+
+
+def test_a_missing_embedding_model_degrades_to_the_rules_answer(tmp_path: Path) -> None:
+    broken = SentenceTransformerEmbedder(tmp_path / "no-model-here")
+    url = store_url(str(tmp_path / "s.db"))
+    path = HybridPath(HybridSettings(store_url=url), embedder=broken)
+    diagnosis = diagnose(
+        case_inputs("exc-keyerror"), DiagnoseOptions(confidence_threshold=0.7), hybrid=path
+    )
+    assert diagnosis.status is Status.unknown
+    assert any(w.startswith("similar incidents unavailable") for w in diagnosis.warnings)
+    assert diagnosis.curation_id is not None
+
+
+def test_neighbours_below_the_minimum_similarity_are_not_evidence(indexed) -> None:
+    recorder, cases = indexed
+    path = answering_path(
+        recorder, exclude=[cases["exc-keyerror"].incident_id], min_similarity=0.99
+    )
+    diagnosis = diagnose(
+        case_inputs("exc-keyerror"), DiagnoseOptions(confidence_threshold=0.7), hybrid=path
+    )
+    assert diagnosis.status is Status.unknown
+    assert any("no past incident is similar enough" in w for w in diagnosis.warnings)
+
+
+@pytest.mark.parametrize("status", [Status.unknown, Status.no_failure])
+def test_the_gate_asks_the_provider_only_when_the_rules_are_not_confident(status) -> None:
+    asked: list[Status] = []
+
+    class Spy:
+        stdin = None
+
+        def best_effort(self, uncertain, timeline):
+            asked.append(uncertain.status)
+            return uncertain
+
+        def record(self, diagnosis, timeline):
+            return diagnosis
+
+    class Hybrid:
+        def case(self, paths, stdin):
+            return Spy()
+
+    settled = diagnose([str(BAD_SAMPLE)], hybrid=Hybrid())
+    assert settled.status is Status.confident and asked == []
+    paths = case_inputs("clean") if status is Status.no_failure else case_inputs("exc-keyerror")
+    diagnose(paths, DiagnoseOptions(confidence_threshold=0.7), hybrid=Hybrid())
+    assert asked == [status]

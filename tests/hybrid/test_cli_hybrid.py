@@ -1,0 +1,208 @@
+"""The command line of the hybrid path: diagnose with a store, curate, and the evaluations."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from denpex.cli import app
+from tests.conftest import BAD_SAMPLE, REPO
+from tests.hybrid.support import CORPUS, copy_cases
+
+runner = CliRunner()
+
+
+def run(*args: str, env: dict[str, str] | None = None):
+    result = runner.invoke(app, list(args), env=env)
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
+
+
+def test_a_confirmed_cause_answers_the_next_similar_failure(tmp_path: Path, embedder) -> None:
+    store = str(tmp_path / "incidents.db")
+    strict = ["--threshold", "0.99", "--store", store, "-f", "json"]
+    first = json.loads(run("diagnose", str(CORPUS / "killed-rank0"), *strict).stdout)
+    assert first["status"] == "unknown"
+    queued = first["curation_id"]
+    listed = run("curate", "list", "--store", store).stdout
+    assert listed.startswith(queued[:12]) and "queued" in listed
+
+    confirmed = run(
+        "curate",
+        "confirm",
+        queued[:10],
+        "--class",
+        "process_killed",
+        "--store",
+        store,
+        "--by",
+        "oncall",
+        "--note",
+        "SIGKILL from outside, no OOM record",
+    )
+    assert confirmed.exit_code == 0
+    assert f"incident {queued[:12]} confirmed as process_killed" in confirmed.stdout
+
+    second = json.loads(run("diagnose", str(CORPUS / "killed-rank1"), *strict).stdout)
+    top = second["root_causes"][0]
+    assert second["status"] == "best_effort"
+    assert (top["failure_class"], top["source"], top["best_effort"]) == (
+        "process_killed",
+        "retrieval",
+        True,
+    )
+    assert f"denpex curate show {queued[:12]}" in top["next_steps"][0]
+    assert Path(store + ".faiss").is_file()
+
+    shown = run("curate", "show", queued[:12], "--store", store).stdout
+    assert "confirmed process_killed by oncall" in shown
+    assert "Signal 9 (SIGKILL) received by PID" in shown
+    record = json.loads(run("curate", "show", queued, "--store", store, "--json").stdout)
+    assert record["confirmed_note"] == "SIGKILL from outside, no OOM record"
+    assert all(len(i["sha256"]) == 64 for i in record["inputs"])
+
+
+def test_curation_mistakes_are_one_line_and_exit_2(tmp_path: Path) -> None:
+    store = str(tmp_path / "incidents.db")
+    missing = run("curate", "confirm", "deadbeef", "--class", "host_oom", "--store", store)
+    assert missing.exit_code == 2
+    assert "no incident 'deadbeef'" in missing.output
+    bad_state = run("curate", "list", "--store", store, "--state", "lost")
+    assert bad_state.exit_code == 2 and "unknown curation state" in bad_state.output
+    nowhere = run("curate", "list", env={"DENPEX_STORE": ""})
+    assert nowhere.exit_code == 2
+
+
+def test_the_store_can_come_from_the_environment(tmp_path: Path) -> None:
+    store = str(tmp_path / "from-env.db")
+    result = run("diagnose", str(BAD_SAMPLE), "-f", "json", env={"DENPEX_STORE": store})
+    assert json.loads(result.stdout)["status"] == "confident"
+    assert "not_queued" in run("curate", "list", "--state", "all", "--store", store).stdout
+
+
+def test_an_llm_without_a_store_is_refused() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "denpex", "diagnose", str(BAD_SAMPLE), "--llm-model", "ollama/x"],
+        capture_output=True,
+        cwd=REPO,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.decode().strip().splitlines() == [
+        "denpex: an LLM answer is queued for curation: give --store (or DENPEX_STORE) too"
+    ]
+
+
+def test_recording_a_settled_case_loads_no_heavy_library(tmp_path: Path) -> None:
+    heavy = ("torch", "litellm", "sentence_transformers", "faiss", "transformers")
+    probe = (
+        "import sys\n"
+        "from denpex.cli import app\n"
+        "try:\n"
+        f"    app(['diagnose', {str(BAD_SAMPLE)!r}, '--store', {str(tmp_path / 's.db')!r}])\n"
+        "except SystemExit as done:\n"
+        "    assert not done.code, done.code\n"
+        f"print('LOADED', sorted(m for m in {heavy!r} if m in sys.modules), file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, cwd=REPO, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    assert "LOADED []" in result.stderr.decode()
+    assert (tmp_path / "s.db").is_file()
+
+
+@pytest.fixture(scope="module")
+def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_cases(
+        ["ckpt-missing", "ckpt-size", "killed-rank0", "killed-rank1", "clean"],
+        tmp_path_factory.mktemp("corpus"),
+    )
+
+
+def test_the_retrieval_evaluation_runs_on_a_case_directory(small_corpus: Path, embedder) -> None:
+    text = run("hybrid", "eval-retrieval", str(small_corpus)).stdout
+    assert "4 labelled case(s), 1 clean skipped: accuracy@1 1.000" in text
+    document = json.loads(run("hybrid", "eval-retrieval", str(small_corpus), "--json").stdout)
+    assert document["cases"] == 4 and document["hit_at_5"] == 1.0
+
+
+def test_the_family_evaluation_runs_on_a_case_directory(small_corpus: Path, embedder) -> None:
+    text = run("hybrid", "eval-family-out", str(small_corpus), "--family", "python").stdout
+    # Which cases the python family settles depends on the rest of the library; the checkpoint
+    # cases are its own (their messages are Python exceptions with no other signature).
+    assert re.search(r"python: [1-4] settled case\(s\)", text), text
+    assert "all families:" in text
+
+
+def test_an_evaluation_of_a_missing_corpus_is_one_line(tmp_path: Path) -> None:
+    result = run("hybrid", "eval-retrieval", str(tmp_path / "nope"))
+    assert result.exit_code == 2
+    assert "not a directory of cases" in result.output
+
+
+def test_a_store_that_cannot_be_reached_leaves_a_rules_diagnosis() -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "denpex",
+            "diagnose",
+            str(BAD_SAMPLE),
+            "-f",
+            "json",
+            "--store",
+            "postgresql://denpex@127.0.0.1:1/none?connect_timeout=2",
+        ],
+        capture_output=True,
+        cwd=REPO,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["status"] == "confident"
+    message = result.stderr.decode().strip()
+    assert message.startswith("denpex: cannot open store postgresql")
+    assert message.endswith("diagnosing with the rules only")
+
+
+def test_the_text_report_says_where_the_incident_waits(tmp_path: Path) -> None:
+    store = str(tmp_path / "incidents.db")
+    text = run(
+        "diagnose", str(CORPUS / "exc-keyerror"), "--threshold", "0.7", "--store", store
+    ).stdout
+    assert "queued for curation as " in text
+    waiting = run("curate", "list", "--store", store).stdout.split()[0]
+    assert f"denpex curate show {waiting}" in text
+
+
+def test_without_a_store_not_even_the_database_libraries_load() -> None:
+    probe = (
+        "import sys\n"
+        "from denpex.cli import app\n"
+        "try:\n"
+        f"    app(['diagnose', {str(BAD_SAMPLE)!r}])\n"
+        "except SystemExit as done:\n"
+        "    assert not done.code, done.code\n"
+        "print('LOADED', sorted(m for m in ('sqlalchemy', 'alembic') if m in sys.modules),"
+        " file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        cwd=REPO,
+        timeout=120,
+        check=False,
+        env={k: v for k, v in os.environ.items() if not k.startswith("DENPEX_")},
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    assert "LOADED []" in result.stderr.decode()

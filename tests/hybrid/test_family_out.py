@@ -1,0 +1,70 @@
+"""Leave-one-family-out: with a family removed, does retrieval still name the right class?"""
+
+from __future__ import annotations
+
+import pytest
+
+from denpex.hybrid.family_out import evaluate_family_out
+from denpex.match.library import load_library
+from tests.hybrid.support import copy_cases
+
+SUBSET = [
+    "ckpt-missing",
+    "ckpt-size",
+    "ckpt-unexpected",
+    "killed-rank0",
+    "killed-rank1",
+    "exc-keyerror",
+    "clean",
+]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory, embedder):
+    corpus = copy_cases(SUBSET, tmp_path_factory.mktemp("corpus"))
+    return evaluate_family_out(
+        corpus,
+        workdir=tmp_path_factory.mktemp("work"),
+        library=load_library(),
+        embedder=embedder,
+        families=None,  # every family; each case is re-diagnosed without the one that settled it
+    )
+
+
+def _checkpoint_family(report) -> str:
+    """The family that settles the checkpoint cases, whichever the library makes it."""
+    return next(o.family for o in report.outcomes if o.case == "ckpt-size")
+
+
+def test_each_settled_case_is_diagnosed_again_without_its_family(report) -> None:
+    settled = [o.case for o in report.outcomes]
+    assert len(settled) == len(set(settled))  # one family settles a case, not two
+    assert set(settled) <= set(SUBSET) - {"clean"}
+    assert {"ckpt-missing", "ckpt-size", "ckpt-unexpected"} <= set(settled)
+    for family, totals in report.per_family().items():
+        assert totals["settled_cases"] == sum(o.family == family for o in report.outcomes)
+
+
+def test_a_failure_seen_before_is_still_named_as_best_effort(report) -> None:
+    family = _checkpoint_family(report)
+    by_case = {o.case: o for o in report.outcomes if o.family == family}
+    for name in ("ckpt-missing", "ckpt-size", "ckpt-unexpected"):
+        outcome = by_case[name]
+        assert (outcome.status, outcome.source, outcome.named) == (
+            "best_effort",
+            "retrieval",
+            "checkpoint_mismatch",
+        )
+        assert outcome.right_best_effort
+
+
+def test_the_totals_add_up_and_say_so(report) -> None:
+    totals = report.as_dict()["total"]
+    assert totals["settled_cases"] == len(report.outcomes)
+    assert totals["best_effort_right"] == sum(o.right_best_effort for o in report.outcomes)
+    assert report.best_effort_right_rate == totals["best_effort_right"] / totals["settled_cases"]
+    text = report.summary_text()
+    family = _checkpoint_family(report)
+    count = sum(o.family == family for o in report.outcomes)
+    assert f"{family}: {count} settled case(s)" in text
+    assert "settled no case of this corpus: " in text  # e.g. xid: no GPU in these runs

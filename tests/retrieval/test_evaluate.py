@@ -1,0 +1,76 @@
+"""Leave-one-out retrieval quality over a labelled case directory (the evals/corpus layout)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from denpex.errors import InputError
+from denpex.match.library import load_library
+from denpex.retrieval.corpus import load_cases
+from denpex.retrieval.evaluate import evaluate_retrieval
+from tests.hybrid.support import copy_cases
+
+SUBSET = [
+    "ckpt-missing",
+    "ckpt-size",
+    "ckpt-unexpected",
+    "killed-rank0",
+    "killed-rank1",
+    "exc-keyerror",
+    "clean",
+]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory, embedder):
+    corpus = copy_cases(SUBSET, tmp_path_factory.mktemp("corpus"))
+    return evaluate_retrieval(
+        corpus, workdir=tmp_path_factory.mktemp("work"), library=load_library(), embedder=embedder
+    )
+
+
+def test_every_labelled_case_is_a_query_and_clean_runs_are_set_aside(report) -> None:
+    assert sorted(r.case for r in report.results) == sorted(set(SUBSET) - {"clean"})
+    assert report.clean_cases == ["clean"]
+
+
+def test_no_case_is_its_own_neighbour(report) -> None:
+    for result in report.results:
+        assert result.case not in {name for name, _, _ in result.nearest}
+        assert len(result.nearest) == 5
+
+
+def test_a_repeated_failure_finds_its_twin(report) -> None:
+    by_case = {r.case: r for r in report.results}
+    for name in ("ckpt-missing", "ckpt-size", "ckpt-unexpected", "killed-rank0", "killed-rank1"):
+        assert by_case[name].at_1_credit == 1.0, by_case[name]
+        assert by_case[name].at_5 == by_case[name].expected
+    # A lone KeyError has no twin here: nothing can be right, and nothing is.
+    assert by_case["exc-keyerror"].hit_5 is False
+
+
+def test_the_figures_are_computed_from_the_cases(report) -> None:
+    results = report.results
+    assert report.accuracy_at_1 == pytest.approx(sum(r.at_1_credit for r in results) / len(results))
+    assert report.accuracy_at_5 == pytest.approx(
+        sum(r.at_5 == r.expected for r in results) / len(results)
+    )
+    assert report.hit_at_5 == pytest.approx(sum(r.hit_5 for r in results) / len(results))
+    coverage, accuracy = report.answered_at(0.0)
+    assert coverage == 1.0 and accuracy == pytest.approx(report.accuracy_at_5)
+    document = report.as_dict()
+    assert json.loads(json.dumps(document))["cases"] == len(results)
+
+
+def test_a_label_outside_the_taxonomy_is_an_error(tmp_path: Path) -> None:
+    case = tmp_path / "odd"
+    case.mkdir()
+    (case / "launcher.log").write_text("x\n")
+    (case / "expected.json").write_text(json.dumps({"failure_class": "cosmic_rays"}))
+    with pytest.raises(InputError, match="not a taxonomy class"):
+        load_cases(tmp_path)
+    with pytest.raises(InputError, match="not a directory"):
+        load_cases(tmp_path / "missing")
