@@ -196,6 +196,7 @@ def _mismatch_candidates(
                 process_group_desc=group.desc or None,
                 seq=seq,
                 op=_describe(mine),
+                since=_when(_created(present, [*ranks, *rest], seq)),
                 confidence=confidence,
                 summary=(
                     f"{_who(ranks)} called {_describe(mine)} at seq {seq} of group "
@@ -242,12 +243,17 @@ def _never_entered(
     blocked = {r: b for r in absent if (b := _blocked_elsewhere(r, group, groups)) is not None}
     # Ranks blocked in a group that itself waits on one of this group's waiting ranks: a cycle.
     # Each side never entered the other's collective; the dumps cannot tell who went wrong.
-    mutual = [r for r, (other, entry) in blocked.items() if _waits_on(other, entry.seq, waiting)]
+    owed = {r: _waits_on(other, entry.seq, waiting) for r, (other, entry) in blocked.items()}
+    mutual = [r for r in blocked if owed[r]]
     idle = [r for r in absent if r not in blocked]
     stuck_entries = present[waiting[0]].by_seq.get(stuck, [])
     op = _describe(stuck_entries) if stuck_entries else None
     waiting_evidence = _evidence(
-        present, waiting, group, stuck, f"entered seq {stuck} ({op}) and have not completed it"
+        present,
+        waiting,
+        group,
+        stuck,
+        f"entered seq {stuck} ({op}) and {_has(waiting)} not completed it",
     )
     candidates = []
     for ranks, is_mutual in ((idle, False), (mutual, True)):
@@ -256,15 +262,15 @@ def _never_entered(
         caveats = _capture_caveats(ranks, present, stuck_entries, captures)
         if is_mutual:
             confidence = MUTUAL_WAIT
-            elsewhere = ", ".join(
-                f"rank {r} waits in seq {blocked[r][1].seq} of group {_group_label(blocked[r][0])}"
+            elsewhere = "; ".join(
+                f"rank {r} waits in seq {blocked[r][1].seq} of group "
+                f"{_group_label(blocked[r][0])}, which {_who(owed[r])} never entered"
                 for r in ranks
             )
             caveats.insert(
                 0,
-                f"{elsewhere}, which {_who(waiting)} never entered: the groups wait on each "
-                "other, so ranks called these groups' collectives in different orders; either "
-                "side may be the one that skipped a collective",
+                f"{elsewhere}: the groups wait on each other, so ranks called these groups' "
+                "collectives in different orders; either side may be the one that skipped one",
             )
         elif mismatch is not None and mismatch[0] <= stuck:
             confidence = NEVER_ENTERED_AFTER_MISMATCH
@@ -282,10 +288,12 @@ def _never_entered(
                 process_group_desc=group.desc or None,
                 seq=stuck,
                 op=op,
+                since=_when(_created(present, waiting, stuck)),
                 confidence=confidence,
                 summary=(
                     f"{_who(ranks)} never called seq {stuck} of group {_group_label(group)}"
-                    f"{f' ({op})' if op else ''}, which {_who(waiting)} wait in"
+                    f"{f' ({op})' if op else ''}, which {_who(waiting)} "
+                    f"{_s(waiting, 'waits', 'wait')} in"
                 ),
                 evidence=[_last_seen(present, ranks, group), waiting_evidence],
                 caveats=caveats,
@@ -302,11 +310,13 @@ def _never_entered(
                 process_group_desc=other.desc or None,
                 seq=entry.seq,
                 op=_describe([entry]),
+                since=_when(entry.created_ns),
                 confidence=STALLED_BLOCKED_ELSEWHERE,
                 summary=(
                     f"rank {rank} is blocked in seq {entry.seq} of group {_group_label(other)} "
                     f"and so never reached seq {stuck} of group {_group_label(group)}, which "
-                    f"{_who(waiting)} wait in; the cause is in group {other.name}"
+                    f"{_who(waiting)} {_s(waiting, 'waits', 'wait')} in; the cause is in group "
+                    f"{other.name}"
                 ),
                 evidence=[
                     _evidence(
@@ -323,11 +333,13 @@ def _never_entered(
     return candidates
 
 
-def _waits_on(other: Group, seq: int, ranks: list[int]) -> bool:
-    """Whether `other`'s collective `seq` waits on one of `ranks` (a member that never entered)."""
-    return any(
-        (p := other.present.get(r)) is not None and (p.last_enqueued or -1) < seq for r in ranks
-    )
+def _waits_on(other: Group, seq: int, ranks: list[int]) -> list[int]:
+    """Those of `ranks` that `other`'s collective `seq` waits on (members that never entered)."""
+    return [
+        r
+        for r in ranks
+        if (p := other.present.get(r)) is not None and (p.last_enqueued or -1) < seq
+    ]
 
 
 def _blocked_elsewhere(
@@ -403,10 +415,13 @@ def _stalled(
             process_group_desc=group.desc or None,
             seq=stuck,
             op=op,
+            since=_when(_created(present, waiting, stuck)),
             confidence=confidence,
             summary=summary,
             evidence=[
-                _evidence(present, waiting, group, stuck, f"have not completed seq {stuck}"),
+                _evidence(
+                    present, waiting, group, stuck, f"{_has(waiting)} not completed seq {stuck}"
+                ),
                 *(
                     [_evidence(present, proven, group, stuck, f"completed seq {stuck}")]
                     if proven
@@ -489,7 +504,14 @@ def _stopped_reporting(verdicts: list[GroupVerdict], silent: Mapping[int, str]) 
     ]
     if seq is not None and peers:
         evidence.append(
-            _evidence(present, peers, group, seq, f"were last in seq {seq}", require_seq=False)
+            _evidence(
+                present,
+                peers,
+                group,
+                seq,
+                f"{_s(peers, 'was', 'were')} last in seq {seq}",
+                require_seq=False,
+            )
         )
     caveats = []
     if other_explanation:
@@ -504,11 +526,12 @@ def _stopped_reporting(verdicts: list[GroupVerdict], silent: Mapping[int, str]) 
             process_group=group.name,
             process_group_desc=group.desc or None,
             seq=seq,
+            since=_when(verdict.onset_ns),
             confidence=confidence,
             summary=(
                 f"{_who(ranks)} left no usable dump while {_who(peers)} of group "
-                f"{_group_label(group)} were last in seq {seq}: the process died, was stopped, "
-                "or lost its host"
+                f"{_group_label(group)} {_s(peers, 'was', 'were')} last in seq {seq}: the process "
+                "died, was stopped, or lost its host"
             ),
             evidence=evidence,
             caveats=caveats,
@@ -596,6 +619,14 @@ def _seqs(values: list[int | None]) -> str:
 
 def _group_label(group: Group) -> str:
     return f"{group.name} ({group.desc})" if group.desc else group.name
+
+
+def _s(ranks: list[int], one: str, several: str) -> str:
+    return one if len(ranks) == 1 else several
+
+
+def _has(ranks: list[int]) -> str:
+    return _s(ranks, "has", "have")
 
 
 def _who(ranks: list[int]) -> str:

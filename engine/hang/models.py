@@ -85,6 +85,9 @@ class Candidate(_Model):
     process_group_desc: str | None = None
     seq: int | None = Field(None, description="the collective sequence id in that group")
     op: str | None = None
+    since: datetime | None = Field(
+        None, description="when the first rank entered the collective the others wait in (UTC)"
+    )
     confidence: float = Field(ge=0.0, le=1.0)
     summary: str
     evidence: list[DumpEvidence] = Field(default_factory=list)

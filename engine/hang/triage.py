@@ -284,21 +284,31 @@ def _utc(seconds: float | None) -> datetime | None:
 
 def _deduplicated(candidates: list[Candidate]) -> list[Candidate]:
     """One candidate per (kind, ranks): the same rank missing from several groups' collectives
-    is one explanation, kept with its most confident reading."""
-    best: dict[tuple[str, tuple[int, ...]], Candidate] = {}
+    is one explanation, kept where it is most confident and, at equal confidence, where the
+    hang began first; the other readings add their evidence to it."""
+    by_key: dict[tuple[str, tuple[int, ...]], list[Candidate]] = {}
     for candidate in candidates:
-        key = (candidate.kind.value, tuple(candidate.ranks))
-        kept = best.get(key)
-        if kept is None or candidate.confidence > kept.confidence:
-            best[key] = candidate
-    return list(best.values())
+        by_key.setdefault((candidate.kind.value, tuple(candidate.ranks)), []).append(candidate)
+    kept = []
+    for readings in by_key.values():
+        readings.sort(key=lambda c: (-c.confidence, c.since or _LATEST))
+        best, others = readings[0], readings[1:]
+        extra = [e for other in others for e in other.evidence[1:]]
+        kept.append(best.model_copy(update={"evidence": [*best.evidence, *extra][:6]}))
+    return kept
+
+
+_LATEST = datetime.max.replace(tzinfo=UTC)
 
 
 _KIND_ORDER = {"mismatched": 0, "never_entered": 1, "stopped_reporting": 2, "stalled": 3}
 
 
 def _ranked(candidates: list[Candidate]) -> list[Candidate]:
-    return sorted(candidates, key=lambda c: (-c.confidence, _KIND_ORDER[c.kind.value], c.ranks))
+    return sorted(
+        candidates,
+        key=lambda c: (-c.confidence, c.since or _LATEST, _KIND_ORDER[c.kind.value], c.ranks),
+    )
 
 
 def _summary(
