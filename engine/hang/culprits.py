@@ -84,9 +84,9 @@ def _judge(
     if stuck is None:
         onset = _frontier_time(present)
         return GroupVerdict(group, None, onset, candidates, bool(candidates))
-    entered = {r: p for r, p in present.items() if (p.last_enqueued or -1) >= stuck}
+    entered = {r: p for r, p in present.items() if _reached(p.last_enqueued, stuck)}
     absent = sorted(set(present) - set(entered))
-    waiting = sorted(r for r, p in entered.items() if (p.last_completed or -1) < stuck)
+    waiting = sorted(r for r, p in entered.items() if not _reached(p.last_completed, stuck))
     onset = _created(entered, waiting or sorted(entered), stuck)
     gaps = [r for r in group.members if r in silent]
     if absent and waiting:
@@ -108,9 +108,6 @@ def _stuck_seq(present: Mapping[int, RankInGroup]) -> int | None:
         return None
     behind = [
         p.next_seq for p in present.values() if p.next_seq is not None and p.next_seq <= frontier
-    ]
-    behind += [
-        min(p.uncertain) for p in present.values() if p.uncertain and min(p.uncertain) <= frontier
     ]
     return min(behind, default=None)
 
@@ -338,7 +335,7 @@ def _waits_on(other: Group, seq: int, ranks: list[int]) -> list[int]:
     return [
         r
         for r in ranks
-        if (p := other.present.get(r)) is not None and (p.last_enqueued or -1) < seq
+        if (p := other.present.get(r)) is not None and not _reached(p.last_enqueued, seq)
     ]
 
 
@@ -367,46 +364,38 @@ def _stalled(
     stuck: int,
     captures: Mapping[int, Capture],
 ) -> list[Candidate]:
-    # A rank "done" with the stuck collective proves success only if it went on to a later one
-    # or its backend records completion; Gloo marks a failed collective finished as well.
-    proven = [
-        r
-        for r, p in entered.items()
-        if r not in waiting and (p.capture.dump.tracks_state or (p.last_enqueued or -1) > stuck)
-    ]
     entries = present[waiting[0]].by_seq.get(stuck, [])
-    op = _describe(entries) if entries else None
+    label = f"seq {stuck} of group {_group_label(group)}" + (
+        f" ({_describe(entries)})" if entries else ""
+    )
+    proven = _finished_for_sure(entered, waiting, stuck)
+    not_started = _not_started(present, waiting, stuck)
+    caveats = []
     if proven:
         ranks, confidence = waiting, STALLED_BEHIND_PEERS
         summary = (
-            f"{_who(waiting)} did not finish seq {stuck} of group {_group_label(group)} "
-            f"({op}), which {_who(proven)} finished and moved past"
+            f"{_who(waiting)} did not finish {label}, which {_who(proven)} finished and moved past"
         )
+    elif not_started:
+        ranks, confidence = not_started, STALLED_NOT_STARTED
+        summary = f"{_who(not_started)} never started {label} on the device; the others did"
     else:
-        not_started = [
-            r for r in waiting if (e := present[r].by_seq.get(stuck)) and e[0].state == "scheduled"
-        ]
-        tracking = all(present[r].capture.dump.tracks_state for r in waiting)
-        if tracking and not_started and len(not_started) < len(waiting):
-            ranks, confidence = not_started, STALLED_NOT_STARTED
-            summary = (
-                f"{_who(not_started)} never started seq {stuck} of group {_group_label(group)} "
-                f"({op}) on the device, while the other members did"
-            )
-        else:
-            ranks = sorted(set(waiting) | set(entered))
-            running = _maybe_still_running(present, ranks, stuck, captures)
-            confidence = STALLED_EVERYONE_MAYBE_RUNNING if running else STALLED_EVERYONE
-            summary = (
-                f"every member with a dump entered seq {stuck} of group {_group_label(group)} "
-                f"({op}) with matching arguments and none finished it: the dumps do not single "
-                "out a rank (a transport or device fault, or a straggler inside the collective)"
-            )
-    caveats = []
-    if not proven and _maybe_still_running(present, ranks, stuck, captures):
-        caveats.append(
-            "the dumps may have been taken while the collective was still running normally"
+        ranks, confidence = sorted(entered), STALLED_EVERYONE
+        summary = (
+            f"every member with a dump entered {label} with matching arguments and none finished "
+            "it: the dumps do not single out a rank (a transport or device fault, or a straggler "
+            "inside the collective)"
         )
+        if _maybe_still_running(present, ranks, stuck, captures):
+            confidence = STALLED_EVERYONE_MAYBE_RUNNING
+            caveats.append(
+                "the dumps may have been taken while the collective was running normally"
+            )
+    evidence = [
+        _evidence(present, waiting, group, stuck, f"{_has(waiting)} not completed seq {stuck}")
+    ]
+    if proven:
+        evidence.append(_evidence(present, proven, group, stuck, f"completed seq {stuck}"))
     return [
         Candidate(
             kind=CulpritKind.stalled,
@@ -414,23 +403,40 @@ def _stalled(
             process_group=group.name,
             process_group_desc=group.desc or None,
             seq=stuck,
-            op=op,
+            op=_describe(entries) if entries else None,
             since=_when(_created(present, waiting, stuck)),
             confidence=confidence,
             summary=summary,
-            evidence=[
-                _evidence(
-                    present, waiting, group, stuck, f"{_has(waiting)} not completed seq {stuck}"
-                ),
-                *(
-                    [_evidence(present, proven, group, stuck, f"completed seq {stuck}")]
-                    if proven
-                    else []
-                ),
-            ],
+            evidence=evidence,
             caveats=caveats,
         )
     ]
+
+
+def _finished_for_sure(
+    entered: Mapping[int, RankInGroup], waiting: list[int], stuck: int
+) -> list[int]:
+    """Ranks done with the stuck collective in a way that proves success: their backend records
+    completion (NCCL), or they went on to a later collective. Gloo marks failed work finished."""
+    return [
+        r
+        for r, p in entered.items()
+        if r not in waiting
+        and (p.capture.dump.tracks_state or _reached(p.last_enqueued, stuck + 1))
+    ]
+
+
+def _not_started(present: Mapping[int, RankInGroup], waiting: list[int], stuck: int) -> list[int]:
+    """With backends that record a kernel's start (NCCL), the waiting ranks whose stuck
+    collective never started while other waiting ranks' did."""
+    if not all(present[r].capture.dump.tracks_state for r in waiting):
+        return []
+    idle = [r for r in waiting if (e := present[r].by_seq.get(stuck)) and e[0].state == "scheduled"]
+    return idle if len(idle) < len(waiting) else []
+
+
+def _reached(value: int | None, seq: int) -> bool:
+    return value is not None and value >= seq
 
 
 def _maybe_still_running(
@@ -572,7 +578,7 @@ def _evidence(
 def _last_seen(present: Mapping[int, RankInGroup], ranks: list[int], group: Group) -> DumpEvidence:
     """Where ranks that never entered the stuck collective were last seen in this group."""
     lasts = {r: present[r].entries[-1] if present[r].entries else None for r in ranks}
-    enqueued = sorted({present[r].last_enqueued for r in ranks}, key=lambda s: s or -1)
+    enqueued = sorted({present[r].last_enqueued for r in ranks}, key=_none_first)
     newest = max((e for e in lasts.values() if e), key=lambda e: e.record_id, default=None)
     sources = [present[r].capture.dump.source for r in ranks]
     return DumpEvidence(
@@ -581,7 +587,7 @@ def _last_seen(present: Mapping[int, RankInGroup], ranks: list[int], group: Grou
         more_sources=max(0, len(sources) - MAX_SOURCES),
         text=(
             f"{_who(ranks)} last enqueued seq {_seqs(enqueued)} in group {group.name}, completed "
-            f"{_seqs(sorted({present[r].last_completed for r in ranks}, key=lambda s: s or -1))}; "
+            f"{_seqs(sorted({present[r].last_completed for r in ranks}, key=_none_first))}; "
             "no entry for any later collective of this group"
         ),
         process_group=group.name,
@@ -610,6 +616,10 @@ def _frontier_time(present: Mapping[int, RankInGroup]) -> int | None:
 
 def _when(ns: int | None) -> datetime | None:
     return datetime.fromtimestamp(ns / NS_PER_S, UTC) if ns else None
+
+
+def _none_first(value: int | None) -> int:
+    return -1 if value is None else value
 
 
 def _seqs(values: list[int | None]) -> str:

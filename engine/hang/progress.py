@@ -14,7 +14,7 @@ in, without moving on, may only have failed out of it: such completions are `unc
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from denpex.hang.dumps import Collective, FrDump
@@ -80,9 +80,10 @@ class Group:
 
 
 def expected_ranks(
-    captures: Sequence[Capture], world_size: int | None
+    captures: Sequence[Capture], world_size: int | None, named: Iterable[int] = ()
 ) -> tuple[tuple[int, ...], str, list[str]]:
-    """The job's ranks, where the evidence says so, and what could not be known."""
+    """The job's ranks, where the evidence says so, and what could not be known. `named`: ranks
+    that file names show existed even though their dump could not be read."""
     if world_size is not None:
         return tuple(range(world_size)), "the world size given", []
     stated: set[int] = set()
@@ -92,13 +93,13 @@ def expected_ranks(
                 stated.update(config.ranks)
     if stated:
         return tuple(sorted(stated)), "the default group's pg_config", []
-    top = max(c.rank for c in captures)
+    top = max([c.rank for c in captures] + list(named))
     notes = [
         f"world size unknown (Gloo dumps do not record group membership): ranks 0-{top} are "
         f"expected from the dumps' names; a missing rank above {top} would go unnoticed "
         "(pass --world-size)"
     ]
-    return tuple(range(top + 1)), "the highest rank with a dump", notes
+    return tuple(range(top + 1)), "the highest rank a dump's name states", notes
 
 
 def build_groups(

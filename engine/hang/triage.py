@@ -97,8 +97,9 @@ def triage_dumps(
         rank: Capture(dump, _capture_time(dump.source, capture_times))
         for rank, dump in chosen.items()
     }
+    named_ranks = {r for f in files if (r := rank_from_name(f.name)) is not None}
     expected, expected_from, incomplete = expected_ranks(
-        list(captures.values()), options.world_size
+        list(captures.values()), options.world_size, named_ranks
     )
     groups, notes = build_groups(captures, expected)
     incomplete += notes
