@@ -63,8 +63,13 @@ class Collective:
     completed_ns: int | None
     retired: bool | None
     timeout_ms: int | None
-    call_site: str | None
-    """The innermost stack frame outside torch, as `file:line in function` (pickles only)."""
+    frames: Any = field(default=None, compare=False, repr=False)
+    """The entry's stack frames as the dump holds them (pickles only); read on demand."""
+
+    @property
+    def call_site(self) -> str | None:
+        """The innermost stack frame outside torch, as `file:line in function`."""
+        return _call_site(self.frames)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +244,7 @@ def _entry(item: Any, major: int) -> Collective | None:
         completed_ns=_time(item.get("time_discovered_completed_ns")),
         retired=item.get("retired") if isinstance(item.get("retired"), bool) else None,
         timeout_ms=_int(item.get("timeout_ms")),
-        call_site=_call_site(item.get("frames")),
+        frames=item.get("frames"),
     )
 
 
@@ -307,13 +312,15 @@ def _status(raw: Any) -> dict[int, GroupStatus]:
     return status
 
 
+_DECIMAL = re.compile(r"-?\d{1,19}")
+
+
 def _int(value: Any) -> int | None:
-    """An int from an int or a decimal string (JSON dumps write some numbers as strings)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
+    """An int from an int (not a bool) or a decimal string (JSON dumps write some numbers as
+    strings)."""
+    if type(value) is int:
         return value
-    if isinstance(value, str) and re.fullmatch(r"-?\d{1,19}", value):
+    if type(value) is str and _DECIMAL.fullmatch(value):
         return int(value)
     return None
 
@@ -333,11 +340,9 @@ def _time(value: Any) -> int | None:
 def _sizes(raw: Any) -> tuple[tuple[int, ...], ...]:
     if not isinstance(raw, list):
         return ()
-    shapes = []
-    for shape in raw:
-        if isinstance(shape, list) and all(_int(d) is not None for d in shape):
-            shapes.append(tuple(shape))
-    return tuple(shapes)
+    return tuple(
+        tuple(shape) for shape in raw if type(shape) is list and all(type(d) is int for d in shape)
+    )
 
 
 def _strings(raw: Any) -> tuple[str, ...]:

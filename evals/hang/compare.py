@@ -67,12 +67,14 @@ def summarise(output: str, exit_code: int) -> str:
             missing = next((m for m in lines[index:] if m.startswith("missing ranks:")), "")
             found.append(f"seq {match.group(1)}: {missing}")
         elif match := re.match(r"Collective sequence number: (\d+) has errors", line):
-            culprits = []
+            blamed: dict[str, set[str]] = {}
             for later in lines[index + 1 : index + 20]:
-                if found_culprit := re.search(r"Culprit rank (\d+); Error type: (\w+)", later):
-                    culprits.append(
-                        f"culprit rank {found_culprit.group(1)} ({found_culprit.group(2)})"
-                    )
+                for rank, kind in re.findall(r"Culprit rank (\d+); Error type: (\w+)", later):
+                    blamed.setdefault(kind, set()).add(rank)
+            culprits = [
+                f"culprit rank(s) {', '.join(sorted(ranks, key=int))} ({kind})"
+                for kind, ranks in sorted(blamed.items())
+            ]
             found.append(f"seq {match.group(1)}: " + ", ".join(culprits or ["errors"]))
         elif match := re.match(
             r"Input/output mismatch in the collective sequence number: (\d+)", line
@@ -208,34 +210,82 @@ def denpex_verdict(case: str) -> tuple[str, bool]:
     return shown, correct
 
 
+def fr_trace_right(verdict: str, expected: dict) -> bool:
+    """Whether torchfrtrace's first conclusion names exactly the culprit's ranks (any of its
+    conclusions, where the case is ambiguous; nothing, for the healthy control). Stopping with
+    an error is not a conclusion."""
+    culprit = expected["culprit"]
+    clauses = verdict.split(" (exit")[0].split("; ")
+    if culprit is None:
+        return clauses[0] == "nothing reported" or clauses[0].endswith("'No errors found'")
+    for clause in clauses if expected.get("ambiguous") else clauses[:1]:
+        if clause.startswith("stops:") or "cannot decide" in clause:
+            continue
+        named = re.search(r"(?:missing ranks: \{|culprit rank\(s\) )([\d, ]+)", clause)
+        if named and sorted(int(r) for r in re.findall(r"\d+", named.group(1))) == culprit["ranks"]:
+            return True
+    return False
+
+
+def stored_runs(case: str) -> list[FrRun]:
+    """The runs `--write` stored in the case's torchfrtrace.txt."""
+    text = (HERE / case / "torchfrtrace.txt").read_text()
+    runs = []
+    for block in text.split("===== torchfrtrace ")[1:]:
+        header, _, output = block.partition("\n")
+        found = re.fullmatch(r"(.*) \(exit (-?\d+)\)", header)
+        if found is None:
+            continue
+        label, code = found.groups()
+        runs.append(FrRun(label, int(code), output))
+    return runs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="store torchfrtrace.txt per case")
+    parser.add_argument(
+        "--stored", action="store_true", help="summarise the stored outputs instead of rerunning"
+    )
     args = parser.parse_args()
     cases = sorted(p.name for p in HERE.iterdir() if (p / "expected.json").is_file())
     print(
-        "| case | truth | denpex (top) | ok | torchfrtrace raw | torchfrtrace repaired | "
-        "order-dependent |"
+        "| case | truth | denpex | torchfrtrace, raw dumps | torchfrtrace, repaired dumps "
+        "(its own read order) | repaired, rank 0 read first | repaired, highest rank read first |"
     )
     print("|---|---|---|---|---|---|---|")
+    score = {"denpex": 0, "raw": 0, "repaired": 0, "lowest": 0, "highest": 0}
     for case in cases:
         expected = json.loads((HERE / case / "expected.json").read_text())
         culprit = expected["culprit"]
         truth = "none" if culprit is None else f"{culprit['kind']} {culprit['ranks']}"
         shown, correct = denpex_verdict(case)
-        runs = fr_trace_runs(case)
-        repaired = [r for r in runs if r.label.startswith("repaired") and "first" not in r.label]
-        ordered = [r for r in runs if "first" in r.label]
-        differs = len({r.verdict.split(" (exit")[0] for r in ordered}) > 1
-        print(
-            f"| {case} | {truth} | {shown} | {'yes' if correct else 'NO'} | {runs[0].verdict} | "
-            f"{' / '.join(r.verdict for r in repaired)} | {'yes' if differs else 'no'} |"
-        )
-        if args.write:
+        runs = {r.label: r for r in (stored_runs(case) if args.stored else fr_trace_runs(case))}
+        repaired = runs.get("repaired --allow-incomplete-ranks") or runs["repaired"]
+        cells = {
+            "raw": runs["raw"],
+            "repaired": repaired,
+            "lowest": runs["repaired, lowest rank read first"],
+            "highest": runs["repaired, highest rank read first"],
+        }
+        marks = {key: fr_trace_right(run.verdict, expected) for key, run in cells.items()}
+        score["denpex"] += correct
+        for key, right in marks.items():
+            score[key] += right
+        row = [case, truth, f"{'✓' if correct else '✗'} {shown}"]
+        row += [f"{'✓' if marks[k] else '✗'} {cells[k].verdict}" for k in cells]
+        print("| " + " | ".join(row) + " |")
+        if args.write and not args.stored:
             text = "\n".join(
-                f"===== torchfrtrace {r.label} (exit {r.exit_code})\n{r.output}" for r in runs
+                f"===== torchfrtrace {r.label} (exit {r.exit_code})\n{r.output}"
+                for r in runs.values()
             )
             (HERE / case / "torchfrtrace.txt").write_text(text)
+    total = len(cases)
+    print(
+        f"| **right** | | **{score['denpex']}/{total}** | {score['raw']}/{total} | "
+        f"{score['repaired']}/{total} | {score['lowest']}/{total} | {score['highest']}/{total} |"
+    )
     shutil.rmtree(HERE / "__pycache__", ignore_errors=True)
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from importlib import resources
 
 import jsonschema
 import pytest
 
 from denpex.schemas import hang_schema
+from tests.conftest import REPO
 from tests.hang.conftest import case_dir
 from tests.test_cli import denpex
 
@@ -118,3 +121,20 @@ def test_a_malformed_rank_hosts_file_exits_2_naming_the_line(tmp_path) -> None:
     result = denpex("hang", str(WITHHELD / "dumps"), "--rank-hosts", str(mapping))
     assert result.returncode == 2
     assert b"ranks.txt:2: expected 'RANK HOST [GPU]'" in result.stderr
+
+
+def test_hang_triage_reads_dumps_without_importing_torch() -> None:
+    probe = (
+        "import sys\n"
+        "from denpex.cli import app\n"
+        "try:\n"
+        f"    app(['hang', {str(WITHHELD / 'dumps')!r}, '--format', 'json'])\n"
+        "except SystemExit as done:\n"
+        "    assert not done.code, done.code\n"
+        "print('TORCH', 'torch' in sys.modules, file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, cwd=REPO, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    assert "TORCH False" in result.stderr.decode()

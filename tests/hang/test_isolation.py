@@ -22,6 +22,7 @@ import pytest
 from denpex.hang.command import HangRequest, hang_from_paths
 from denpex.hang.isolation import plan_isolation
 from denpex.hang.models import HangReport, Scheduler
+from tests.conftest import REPO
 from tests.hang.conftest import case_dir
 
 XID_79 = (
@@ -242,3 +243,23 @@ def test_host_names_unsafe_for_a_shell_never_reach_a_command(tmp_path, host: str
     )
     plan, reason = plan_isolation([tainted], scheduler=Scheduler.slurm, silent={}, threshold=0.6)
     assert plan is None and "not safe to put in a command" in (reason or "")
+
+
+LAUNCHER = REPO / "examples" / "torchrun-bad-sample" / "launcher.log"
+
+
+def test_a_launcher_summary_naming_rank_and_host_maps_the_rank(tmp_path) -> None:
+    # torchrun's real failure summary (from the bundled example run) states
+    # `host : localhost` / `rank : 2 (local_rank: 2)` for ranks 0-3.
+    report = hang_from_paths(
+        HangRequest(paths=[str(case_dir("withheld_one") / "dumps"), str(LAUNCHER)])
+    )
+    assert report.candidates[0].ranks == [2]
+    assert report.candidates[0].hosts == ["localhost"]
+
+
+def test_sources_that_disagree_about_a_host_leave_the_rank_unmapped(tmp_path) -> None:
+    job = _lay_out(tmp_path, "withheld_one")
+    report = hang_from_paths(HangRequest(paths=[str(job), str(LAUNCHER)]))
+    assert report.candidates[0].hosts == []
+    assert any("rank 2: the evidence names several hosts" in n for n in report.incomplete)
