@@ -74,7 +74,7 @@ def hang_from_paths(request: HangRequest, stdin: BinaryIO | None = None) -> Hang
 def _host(scanned: ScannedInput) -> str | None:
     """The host the dump's path states: from the part below the path the user gave, or from a
     relative path the user typed (`node07/fr_dump_3`), never from an absolute path's prefix."""
-    host = attribution_from_path(scanned.relative).host
+    host = scanned.who.host
     if host is None and not Path(scanned.name).is_absolute():
         host = attribution_from_path(scanned.name).host
     return host

@@ -26,10 +26,10 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any, Literal
 
 from denpex.errors import InputError
+from denpex.events import Attribution
 from denpex.hang.plain_pickle import PickleLimits, load_plain
 from denpex.ingest.attribution import attribution_from_path
 
@@ -148,13 +148,14 @@ def read_dump(name: str, data: bytes, limits: PickleLimits | None = None) -> FrD
     raise DumpError(f"{name}: neither a pickle nor JSON, not a Flight Recorder dump")
 
 
-def rank_from_name(name: str) -> int | None:
+def rank_from_name(name: str, who: Attribution | None = None) -> int | None:
     """The rank a dump's file name states: `rank3` anywhere in it, or the number it ends with
-    (torch writes `<prefix><rank>`, e.g. `nccl_trace_rank_3`, `fr_dump_3`)."""
-    stated = attribution_from_path(name).rank
+    (torch writes `<prefix><rank>`, e.g. `nccl_trace_rank_3`, `fr_dump_3`). `who`: the name's
+    attribution, when the caller already has it."""
+    stated = (who or attribution_from_path(name)).rank
     if stated is not None:
         return stated
-    base = PurePosixPath(name).name
+    base = name.rsplit("/", 1)[-1]
     for suffix in _DUMP_SUFFIXES:
         if base.lower().endswith(suffix):
             base = base[: -len(suffix)]
@@ -198,7 +199,7 @@ def _normalise(name: str, raw: Any, form: Literal["pickle", "json"]) -> FrDump:
     library = raw.get("comm_lib_version", raw.get("nccl_version"))
     return FrDump(
         source=name,
-        rank=rank_from_name(name),
+        rank=rank_from_name(name, who),
         host=who.host,
         format=form,
         version=version,

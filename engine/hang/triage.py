@@ -88,7 +88,7 @@ def triage_dumps(
         **{f.name: f.captured_at for f in files if f.captured_at is not None},
     }
     warnings: list[str] = []
-    readable = _read_all(files, options.limits, warnings)
+    readable, unreadable = _read_all(files, options.limits, warnings)
     if not readable:
         reasons = "; ".join(warnings) or "no dumps given"
         raise DumpError(f"no usable Flight Recorder dump: {reasons}")
@@ -97,14 +97,13 @@ def triage_dumps(
         rank: Capture(dump, _capture_time(dump.source, capture_times))
         for rank, dump in chosen.items()
     }
-    named_ranks = {r for f in files if (r := rank_from_name(f.name)) is not None}
     expected, expected_from, incomplete = expected_ranks(
-        list(captures.values()), options.world_size, named_ranks
+        list(captures.values()), options.world_size, unreadable
     )
     groups, notes = build_groups(captures, expected)
     incomplete += notes
     silent = {r: "no dump" for r in expected if r not in captures}
-    silent.update(_unusable_ranks(files, warnings, captures))
+    silent.update({r: why for r, why in unreadable.items() if r not in captures})
     verdicts, stopped = judge_groups(groups, silent, captures)
     onset_ns = _onset(verdicts)
     stale = _stale(captures, onset_ns)
@@ -150,13 +149,21 @@ def triage_dumps(
 # --- reading ------------------------------------------------------------------------------------
 
 
-def _read_all(files: Sequence[DumpFile], limits: PickleLimits, warnings: list[str]) -> list[FrDump]:
+def _read_all(
+    files: Sequence[DumpFile], limits: PickleLimits, warnings: list[str]
+) -> tuple[list[FrDump], dict[int, str]]:
+    """The readable dumps, and for ranks whose dump is not, why (its name still shows the rank
+    existed)."""
     readable = []
+    unreadable: dict[int, str] = {}
     for file in files:
         try:
             dump = read_dump(file.name, file.data, limits)
         except DumpError as error:
             warnings.append(str(error))
+            rank = rank_from_name(file.name)
+            if rank is not None:
+                unreadable[rank] = f"dump unreadable ({str(error).removeprefix(file.name + ': ')})"
             continue
         if file.host is not None:
             dump = replace(dump, host=file.host)
@@ -167,7 +174,7 @@ def _read_all(files: Sequence[DumpFile], limits: PickleLimits, warnings: list[st
             )
             continue
         readable.append(dump)
-    return readable
+    return readable, unreadable
 
 
 def _one_per_rank(
@@ -209,20 +216,6 @@ def _capture_time(source: str, capture_times: Mapping[str, float]) -> float | No
     if source in capture_times:
         return capture_times[source]
     return capture_times.get(PurePosixPath(source).name)
-
-
-def _unusable_ranks(
-    files: Sequence[DumpFile], warnings: list[str], captures: Mapping[int, Capture]
-) -> dict[int, str]:
-    """Ranks whose only dump could not be read: silent, with the reason."""
-    silent = {}
-    for file in files:
-        name = file.name
-        rank = rank_from_name(name)
-        reason = next((w for w in warnings if w.startswith(f"{name}:")), None)
-        if rank is not None and rank not in captures and reason:
-            silent[rank] = f"dump unreadable ({reason.removeprefix(f'{name}: ')})"
-    return silent
 
 
 # --- time ---------------------------------------------------------------------------------------
