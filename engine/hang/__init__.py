@@ -8,6 +8,7 @@ plan for Slurm or Kubernetes that is printed for review and never executed.
 
     dumps.py         one dump file -> FrDump       plain_pickle.py  the restricted unpickler
     progress.py      dumps -> per-group progress   culprits.py      progress -> candidates
+    mismatch.py      differing calls at one seq    evidence.py      evidence lines and wording
     hosts.py         rank -> host, as stated       correlate.py     records -> support
     isolation.py     candidates -> plan or reason  triage.py        all of it: triage_dumps
     models.py        the report (JSON contract)    render.py        text and JSON

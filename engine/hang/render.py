@@ -6,7 +6,7 @@ in `engine/schemas/hang.schema.json`); text is for people, with long rank lists 
 
 from __future__ import annotations
 
-from denpex.hang.culprits import ranks_text
+from denpex.hang.evidence import ranks_text
 from denpex.hang.models import Candidate, GroupProgress, HangReport
 
 MAX_CANDIDATES = 6

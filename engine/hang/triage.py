@@ -26,8 +26,9 @@ from pathlib import PurePosixPath
 from denpex import __version__
 from denpex.events import Match
 from denpex.hang.correlate import Window, correlate
-from denpex.hang.culprits import GroupVerdict, judge_groups, ranks_text
+from denpex.hang.culprits import GroupVerdict, judge_groups
 from denpex.hang.dumps import DumpError, FrDump, rank_from_name, read_dump
+from denpex.hang.evidence import ranks_text
 from denpex.hang.hosts import Location, rank_hosts
 from denpex.hang.isolation import infer_scheduler, plan_isolation
 from denpex.hang.models import (
