@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -44,16 +45,7 @@ class HangRequest:
 def hang_from_paths(request: HangRequest, stdin: BinaryIO | None = None) -> HangReport:
     library = load_library(request.rules_dir)
     scan = scan_inputs(request.paths, Matcher(library, request.backend), stdin)
-    dumps = [
-        DumpFile(
-            name=s.name,
-            data=s.dump,
-            host=_host(s),
-            captured_at=_mtime(s.name) if request.capture_from_mtime else None,
-        )
-        for s in scan.inputs
-        if s.dump is not None
-    ]
+    dumps = dump_files(scan.inputs, capture_from_mtime=request.capture_from_mtime)
     problems = [*scan.warnings, *_misfits(scan.inputs, tried=not dumps)]
     if not dumps:
         reasons = "; ".join(problems) or "no Flight Recorder dump among the inputs"
@@ -69,6 +61,23 @@ def hang_from_paths(request: HangRequest, stdin: BinaryIO | None = None) -> Hang
     if problems:
         report = report.model_copy(update={"warnings": [*problems, *report.warnings]})
     return report
+
+
+def dump_files(
+    inputs: Iterable[ScannedInput], *, capture_from_mtime: bool = False
+) -> list[DumpFile]:
+    """The Flight Recorder dumps among scanned inputs, ready for `triage_dumps` (what
+    `denpex diagnose` hands over too)."""
+    return [
+        DumpFile(
+            name=s.name,
+            data=s.dump,
+            host=_host(s),
+            captured_at=_mtime(s.name) if capture_from_mtime else None,
+        )
+        for s in inputs
+        if s.dump is not None
+    ]
 
 
 def _host(scanned: ScannedInput) -> str | None:

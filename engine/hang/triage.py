@@ -2,13 +2,13 @@
 
 Consumes dumps as (name, bytes) pairs, the signature matches already found among the other
 inputs, an optional scheduler and `HangOptions`; produces a `HangReport`. This is the function
-`denpex diagnose` calls with `ScannedInput.dump` and the matches it already has:
+`denpex diagnose` calls with the dumps and the matches its scan already has:
 
-    report = triage_dumps(
-        [(s.name, s.dump) for s in scan.inputs if s.dump is not None],
-        scan.matches,
-        scheduler=None,
-    )
+    from denpex.hang.command import dump_files
+    report = triage_dumps(dump_files(scan.inputs), scan.matches, rules_version=library.label)
+
+(`dump_files` wraps each `ScannedInput.dump` with the host its path states; plain
+`(name, bytes)` pairs work too.)
 
 A dump that cannot be used becomes a warning naming the file; `DumpError` is raised only when
 no dump at all is usable. Nothing here reads the environment, the clock (except to time
