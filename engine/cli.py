@@ -277,6 +277,62 @@ def serve_command(
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
 
 
+class HangFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+@app.command("hang")
+def hang_command(
+    paths: Annotated[
+        list[str],
+        typer.Argument(help="Flight Recorder dumps (fr_dump_<rank>, pickle or JSON) and logs"),
+    ],
+    output_format: Annotated[
+        HangFormat, typer.Option("--format", "-f", help="output format")
+    ] = HangFormat.text,
+    scheduler: Annotated[
+        str | None, typer.Option(help="slurm or kubernetes: the isolation plan's commands")
+    ] = None,
+    world_size: Annotated[
+        int | None, typer.Option(min=1, help="the job's world size (Gloo dumps do not say)")
+    ] = None,
+    rank_hosts: Annotated[
+        Path | None, typer.Option(help="file of 'RANK HOST [GPU]' lines stating where ranks ran")
+    ] = None,
+    capture_times: Annotated[
+        Path | None, typer.Option(help="JSON of dump name to capture time (epoch or ISO 8601)")
+    ] = None,
+    capture_from_mtime: Annotated[
+        bool, typer.Option(help="take each dump file's mtime as its capture time")
+    ] = False,
+    rules: RulesOption = None,
+    backend: BackendOption = "auto",
+) -> None:
+    """Find the ranks behind a hang from every rank's Flight Recorder dump; never runs a plan."""
+    from denpex.hang.command import HangRequest, hang_from_paths
+    from denpex.hang.models import Scheduler
+    from denpex.hang.render import to_json, to_text
+
+    if scheduler is not None and scheduler not in {s.value for s in Scheduler}:
+        fail(f"--scheduler must be slurm or kubernetes, not {scheduler!r}")
+    request = HangRequest(
+        paths=paths,
+        scheduler=Scheduler(scheduler) if scheduler else None,
+        world_size=world_size,
+        rank_hosts_file=rank_hosts,
+        capture_times_file=capture_times,
+        capture_from_mtime=capture_from_mtime,
+        rules_dir=rules,
+        backend=backend,
+    )
+    try:
+        report = hang_from_paths(request, stdin=sys.stdin.buffer if "-" in paths else None)
+    except DenpexError as error:
+        fail(str(error))
+    sys.stdout.write((to_json if output_format is HangFormat.json else to_text)(report))
+
+
 @app.command("schema")
 def schema_command() -> None:
     """Print the JSON Schema of the diagnosis (the output contract)."""

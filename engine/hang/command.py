@@ -1,0 +1,165 @@
+"""`denpex hang PATH...`: gathers dumps and records from paths and triages them.
+
+Consumes the paths a user gave and explicit options (read at the CLI edge and passed here);
+produces a `HangReport`. Inputs go through the same ingest and matcher as `denpex diagnose`:
+Flight Recorder dumps are kept whole, every other input is scanned by the signature library for
+the hardware, host and peer records that correlation uses. Raises `InputError` for unusable
+input (missing path, no usable dump, a malformed mapping or capture-times file).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from denpex.errors import InputError
+from denpex.hang.dumps import DumpError, read_dump
+from denpex.hang.hosts import parse_mapping
+from denpex.hang.models import HangReport, Scheduler
+from denpex.hang.triage import DumpFile, HangOptions, triage_dumps
+from denpex.ingest.attribution import attribution_from_path
+from denpex.match.library import load_library
+from denpex.match.scan import Matcher, ScannedInput
+from denpex.pipeline import scan_inputs
+
+MAX_SIDE_FILE = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class HangRequest:
+    paths: list[str]
+    scheduler: Scheduler | None = None
+    world_size: int | None = None
+    rank_hosts_file: Path | None = None
+    capture_times_file: Path | None = None
+    capture_from_mtime: bool = False
+    rules_dir: Path | None = None
+    backend: str = "auto"
+
+
+def hang_from_paths(request: HangRequest, stdin: BinaryIO | None = None) -> HangReport:
+    library = load_library(request.rules_dir)
+    scan = scan_inputs(request.paths, Matcher(library, request.backend), stdin)
+    dumps = dump_files(scan.inputs, capture_from_mtime=request.capture_from_mtime)
+    problems = [*scan.warnings, *_misfits(scan.inputs, tried=not dumps)]
+    if not dumps:
+        reasons = "; ".join(problems) or "no Flight Recorder dump among the inputs"
+        raise InputError(f"no usable Flight Recorder dump: {reasons}")
+    options = HangOptions(
+        world_size=request.world_size,
+        rank_hosts=_read_mapping(request.rank_hosts_file),
+        capture_times=_read_capture_times(request.capture_times_file),
+    )
+    report = triage_dumps(
+        dumps, scan.matches, request.scheduler, options, rules_version=library.label
+    )
+    if problems:
+        report = report.model_copy(update={"warnings": [*problems, *report.warnings]})
+    return report
+
+
+def dump_files(
+    inputs: Iterable[ScannedInput], *, capture_from_mtime: bool = False
+) -> list[DumpFile]:
+    """The Flight Recorder dumps among scanned inputs, ready for `triage_dumps` (what
+    `denpex diagnose` hands over too)."""
+    return [
+        DumpFile(
+            name=s.name,
+            data=s.dump,
+            host=_host(s),
+            captured_at=_mtime(s.name) if capture_from_mtime else None,
+        )
+        for s in inputs
+        if s.dump is not None
+    ]
+
+
+def _host(scanned: ScannedInput) -> str | None:
+    """The host the dump's path states: from the part below the path the user gave, or from a
+    relative path the user typed (`node07/fr_dump_3`), never from an absolute path's prefix."""
+    host = scanned.who.host
+    if host is None and not Path(scanned.name).is_absolute():
+        host = attribution_from_path(scanned.name).host
+    return host
+
+
+def _mtime(name: str) -> float | None:
+    path = Path(name)
+    try:
+        return path.stat().st_mtime if path.is_file() else None
+    except OSError:
+        return None
+
+
+def _misfits(inputs: list[ScannedInput], *, tried: bool) -> list[str]:
+    """Why inputs that may have been meant as dumps are not: empty files, `.pkl` files that are
+    not pickles and, when no dump was found at all, JSON files that are not dumps."""
+    suffixes = (".pkl", ".pickle", ".json") if tried else (".pkl", ".pickle")
+    problems = []
+    for scanned in inputs:
+        if scanned.dump is not None:
+            continue
+        if scanned.bytes == 0:
+            problems.append(f"{scanned.name}: empty file, not a Flight Recorder dump")
+        elif scanned.name.lower().endswith(suffixes) and scanned.bytes <= MAX_SIDE_FILE:
+            try:
+                read_dump(scanned.name, Path(scanned.name).read_bytes())
+                problems.append(f"{scanned.name}: a dump with no entries; nothing to compare")
+            except (DumpError, OSError) as error:
+                problems.append(
+                    str(error) if isinstance(error, DumpError) else f"{scanned.name}: {error}"
+                )
+    return problems
+
+
+def _read_side_file(path: Path, what: str) -> str:
+    try:
+        if path.stat().st_size > MAX_SIDE_FILE:
+            raise InputError(f"{path}: {what} over {MAX_SIDE_FILE} bytes")
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"{path}: cannot read the {what} ({error})") from None
+
+
+def _read_mapping(path: Path | None) -> dict[int, Any]:
+    if path is None:
+        return {}
+    return parse_mapping(_read_side_file(path, "rank-hosts file"), str(path))
+
+
+def _read_capture_times(path: Path | None) -> dict[str, float]:
+    """`{"fr_dump_0": 1796022330.9, "fr_dump_1": "2026-11-30T07:05:30Z"}`: epoch seconds or
+    ISO 8601 with a time zone, keyed by dump path or file name."""
+    if path is None:
+        return {}
+    try:
+        raw = json.loads(_read_side_file(path, "capture-times file"))
+    except ValueError as error:
+        raise InputError(f"{path}: not JSON ({error})") from None
+    if not isinstance(raw, dict):
+        raise InputError(f"{path}: expected an object of dump name to capture time")
+    times: dict[str, float] = {}
+    for name, value in raw.items():
+        seconds = _seconds(value)
+        if seconds is None:
+            raise InputError(f"{path}: {name!r}: {value!r} is neither epoch seconds nor ISO 8601")
+        times[str(name)] = seconds
+    return times
+
+
+def _seconds(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return moment.timestamp() if moment.tzinfo is not None else None
+    return None
