@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 
+from denpex.hang.models import HangReport
 from denpex.ingest.timestamps import to_datetime
 from denpex.match.signature import Role
 from denpex.models import (
@@ -75,6 +76,7 @@ def gate(
     rules_version: str,
     started: float,
     best_effort: BestEffortProvider | None = None,
+    hang: HangReport | None = None,
 ) -> Diagnosis:
     root_causes = [to_root_cause(h, dropped) for h in hypotheses]
     if not root_causes:
@@ -96,6 +98,7 @@ def gate(
             denpex_version=denpex_version, rules_version=rules_version, elapsed_ms=0
         ),
         warnings=warnings,
+        hang=hang,
     )
     if best_effort is not None and status is not Status.confident:
         diagnosis = best_effort(diagnosis, timeline)

@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from denpex.hang.models import DumpEvidence, HangReport
 from denpex.taxonomy import Category, Owner
 
 SCHEMA_VERSION = "1"
@@ -79,6 +80,10 @@ class RootCause(_Model):
     explains: Explains = Field(default_factory=Explains)
     next_steps: list[str] = Field(default_factory=list)
     owner: Owner
+    dump_evidence: list[DumpEvidence] = Field(
+        default_factory=list,
+        description="Flight Recorder facts the cause rests on (signature_id flight_recorder.*)",
+    )
 
 
 class FirstAbnormal(_Model):
@@ -134,4 +139,7 @@ class Diagnosis(_Model):
     )
     curation_id: str | None = Field(
         None, description="where a best-effort diagnosis waits for a curator"
+    )
+    hang: HangReport | None = Field(
+        None, description="hang triage of the Flight Recorder dumps among the inputs, if any"
     )

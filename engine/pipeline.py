@@ -18,10 +18,15 @@ from denpex import __version__
 from denpex.errors import InputError
 from denpex.events import Match
 from denpex.gate import gate
+from denpex.hang.dumps import DumpError, rank_from_name
+from denpex.hang.inputs import dump_files
+from denpex.hang.models import HangReport
+from denpex.hang.triage import HangOptions, triage_dumps
 from denpex.ingest.sources import Collector, iter_inputs
 from denpex.match.library import Library, load_library
 from denpex.match.scan import Matcher, ScannedInput
 from denpex.models import Diagnosis, InputSummary
+from denpex.reason.from_dumps import hang_hypotheses
 from denpex.reason.hypotheses import form_hypotheses
 from denpex.timeline.order import OrderedTimeline, build_timeline
 from denpex.timeline.window import HOST_LOG_KINDS, HOST_LOG_LEAD_S, job_start, within_job
@@ -123,6 +128,25 @@ def diagnose(
     return diagnose_scan(scan, matcher.library, options, started, case)
 
 
+def _hang_triage(
+    scan: ScanResult, timeline: OrderedTimeline, library: Library, warnings: list[str]
+) -> HangReport | None:
+    """Triage of the Flight Recorder dumps among the inputs, if there are any."""
+    dumps = dump_files(scan.inputs)
+    if not dumps:
+        return None
+    known = {m.event.rank for m in timeline.matches if m.event.rank is not None}
+    known |= {r for d in dumps if (r := rank_from_name(d.name)) is not None}
+    options = HangOptions(world_size=max(known) + 1 if known else None)
+    try:
+        report = triage_dumps(dumps, timeline.matches, options=options, rules_version=library.label)
+    except DumpError as error:
+        warnings.append(str(error))
+        return None
+    warnings.extend(report.warnings)
+    return report
+
+
 def diagnose_scan(
     scan: ScanResult,
     library: Library,
@@ -143,7 +167,9 @@ def diagnose_scan(
         )
     timeline = build_timeline(windowed.matches)
     warnings.extend(timeline.notes)
-    hypotheses = form_hypotheses(timeline.matches)
+    hang = _hang_triage(scan, timeline, library, warnings)
+    from_dumps = hang_hypotheses(hang, timeline.matches) if hang is not None else []
+    hypotheses = form_hypotheses(timeline.matches, from_dumps)
     diagnosis = gate(
         hypotheses=hypotheses,
         timeline=timeline,
@@ -159,5 +185,6 @@ def diagnose_scan(
         rules_version=library.label,
         started=started,
         best_effort=case.best_effort if case else None,
+        hang=hang,
     )
     return case.record(diagnosis, timeline) if case else diagnosis

@@ -98,3 +98,17 @@ def category_next_steps() -> dict[Category, tuple[str, ...]]:
     """Next-step templates every root cause of a category receives after its signature's."""
     raw = _raw().get("category_next_steps") or {}
     return {Category(name): tuple(steps) for name, steps in raw.items()}
+
+
+@cache
+def _class_steps() -> dict[str, tuple[str, ...]]:
+    raw = _raw().get("class_next_steps") or {}
+    unknown = set(raw) - set(classes())
+    if unknown:
+        raise ValueError(f"taxonomy.yaml class_next_steps name unknown classes {sorted(unknown)}")
+    return {name: tuple(steps) for name, steps in raw.items()}
+
+
+def class_next_steps(class_id: str) -> tuple[str, ...]:
+    """Next steps for a cause established without a signature (e.g. from Flight Recorder)."""
+    return _class_steps().get(class_id, ())

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -20,9 +19,9 @@ from typing import Any, BinaryIO
 from denpex.errors import InputError
 from denpex.hang.dumps import DumpError, read_dump
 from denpex.hang.hosts import parse_mapping
+from denpex.hang.inputs import dump_files
 from denpex.hang.models import HangReport, Scheduler
-from denpex.hang.triage import DumpFile, HangOptions, triage_dumps
-from denpex.ingest.attribution import attribution_from_path
+from denpex.hang.triage import HangOptions, triage_dumps
 from denpex.match.library import load_library
 from denpex.match.scan import Matcher, ScannedInput
 from denpex.pipeline import scan_inputs
@@ -61,40 +60,6 @@ def hang_from_paths(request: HangRequest, stdin: BinaryIO | None = None) -> Hang
     if problems:
         report = report.model_copy(update={"warnings": [*problems, *report.warnings]})
     return report
-
-
-def dump_files(
-    inputs: Iterable[ScannedInput], *, capture_from_mtime: bool = False
-) -> list[DumpFile]:
-    """The Flight Recorder dumps among scanned inputs, ready for `triage_dumps` (what
-    `denpex diagnose` hands over too)."""
-    return [
-        DumpFile(
-            name=s.name,
-            data=s.dump,
-            host=_host(s),
-            captured_at=_mtime(s.name) if capture_from_mtime else None,
-        )
-        for s in inputs
-        if s.dump is not None
-    ]
-
-
-def _host(scanned: ScannedInput) -> str | None:
-    """The host the dump's path states: from the part below the path the user gave, or from a
-    relative path the user typed (`node07/fr_dump_3`), never from an absolute path's prefix."""
-    host = scanned.who.host
-    if host is None and not Path(scanned.name).is_absolute():
-        host = attribution_from_path(scanned.name).host
-    return host
-
-
-def _mtime(name: str) -> float | None:
-    path = Path(name)
-    try:
-        return path.stat().st_mtime if path.is_file() else None
-    except OSError:
-        return None
 
 
 def _misfits(inputs: list[ScannedInput], *, tried: bool) -> list[str]:

@@ -4,7 +4,7 @@ Consumes dumps as (name, bytes) pairs, the signature matches already found among
 inputs, an optional scheduler and `HangOptions`; produces a `HangReport`. This is the function
 `denpex diagnose` calls with the dumps and the matches its scan already has:
 
-    from denpex.hang.command import dump_files
+    from denpex.hang.inputs import dump_files
     report = triage_dumps(dump_files(scan.inputs), scan.matches, rules_version=library.label)
 
 (`dump_files` wraps each `ScannedInput.dump` with the host its path states; plain

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from denpex.events import Attribution, Match
 from denpex.match.signature import Role
-from denpex.reason.confidence import assign_confidence
+from denpex.reason.confidence import assign_confidence, culprit_confidence
 from denpex.reason.culprit import Culprit, infer_culprit
 from denpex.reason.hypothesis import Hypothesis, JobShape
 from denpex.taxonomy import can_cause
@@ -32,6 +32,7 @@ SCHEDULER_LEAD_S = 60.0
 TIE_WINDOW_S = 2.0
 CASCADE_LEAD_S = 10.0
 CONSEQUENCE_LEAD_S = 5.0
+DUMP_AND_SYMPTOMS_AGREE = 0.3
 
 
 def _hypothesis(group: list[Match]) -> Hypothesis:
@@ -168,15 +169,20 @@ def _explainable(symptom: Match, hypothesis: Hypothesis) -> bool:
     return symptom.event.time >= hypothesis.first_seen - lead
 
 
-def form_hypotheses(matches: Sequence[Match]) -> list[Hypothesis]:
-    """Ranked hypotheses over time-ordered matches; [] when nothing abnormal was found."""
+def form_hypotheses(
+    matches: Sequence[Match], from_dumps: Sequence[Hypothesis] = ()
+) -> list[Hypothesis]:
+    """Ranked hypotheses over time-ordered matches, with those Flight Recorder dumps support;
+    [] when nothing abnormal was found."""
     job = JobShape.of(matches)
     roots = [m for m in matches if m.role is Role.root_cause]
     symptoms = [m for m in matches if m.role is Role.symptom]
     hypotheses = _rank(_absorb_consequences(_by_class(roots), job))
     culprit = infer_culprit(matches)
-    if culprit is not None and _symptoms_come_first(symptoms, hypotheses):
-        hypotheses.insert(0, _from_culprit(culprit, matches))
+    if not hypotheses or _symptoms_come_first(symptoms, hypotheses):
+        hypotheses = _lead_without_a_root(hypotheses, culprit, from_dumps, matches)
+    else:
+        hypotheses = _with_dumps_behind_a_root(hypotheses, from_dumps)
     if not hypotheses:
         return []
     top = hypotheses[0]
@@ -184,3 +190,45 @@ def form_hypotheses(matches: Sequence[Match]) -> list[Hypothesis]:
     unexplained = [m for m in symptoms if not _explainable(m, top)]
     assign_confidence(hypotheses, unexplained)
     return hypotheses
+
+
+def _lead_without_a_root(
+    hypotheses: list[Hypothesis],
+    culprit: Culprit | None,
+    from_dumps: Sequence[Hypothesis],
+    matches: Sequence[Match],
+) -> list[Hypothesis]:
+    """No root cause precedes the symptoms: the collectives' progress (dumps), else the ranks
+    the symptoms point at, explain them."""
+    inferred = _from_culprit(culprit, matches) if culprit is not None else None
+    dump = from_dumps[0] if from_dumps else None
+    if dump is not None and inferred is not None:
+        if _same_ranks(dump, inferred):
+            dump.prior += (1.0 - dump.prior) * DUMP_AND_SYMPTOMS_AGREE
+        elif culprit_confidence(culprit) > dump.prior:  # type: ignore[arg-type]
+            return [inferred, *from_dumps, *hypotheses]
+        return [*from_dumps, inferred, *hypotheses]
+    if dump is not None:
+        return [*from_dumps, *hypotheses]
+    return [inferred, *hypotheses] if inferred is not None else hypotheses
+
+
+def _with_dumps_behind_a_root(
+    hypotheses: list[Hypothesis], from_dumps: Sequence[Hypothesis]
+) -> list[Hypothesis]:
+    """A root cause is in evidence: dumps that name the same rank corroborate it; others are
+    kept as ranked alternatives."""
+    top = hypotheses[0]
+    agreeing = [d for d in from_dumps if _same_ranks(d, top)]
+    if agreeing:
+        top.prior += (1.0 - top.prior) * DUMP_AND_SYMPTOMS_AGREE
+    return [*hypotheses, *(d for d in from_dumps if d not in agreeing)]
+
+
+def _same_ranks(a: Hypothesis, b: Hypothesis) -> bool:
+    return (
+        a.originating is not None
+        and b.originating is not None
+        and a.originating.rank is not None
+        and a.originating.rank == b.originating.rank
+    )

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from denpex.events import Attribution, Match
+from denpex.hang.models import Candidate
 from denpex.match.signature import Signature
 from denpex.reason.culprit import Culprit
 from denpex.taxonomy import Category, failure_class
@@ -34,6 +35,10 @@ class Hypothesis:
     consequences: list[Match] = field(default_factory=list)
     """Root-cause matches of other classes that this failure brings about."""
     culprit: Culprit | None = None
+    dump_candidate: Candidate | None = None
+    """The Flight Recorder candidate this hypothesis comes from, when it does."""
+    corroboration: list[Match] = field(default_factory=list)
+    """Log lines that support a hypothesis which has no root-cause line of its own."""
 
     @property
     def category(self) -> Category:

@@ -11,11 +11,12 @@ import string
 from collections.abc import Mapping, Sequence
 
 from denpex.events import Match
+from denpex.hang.models import Candidate
 from denpex.ingest.timestamps import to_datetime
 from denpex.models import Evidence, Explains, RootCause, Source
 from denpex.reason.hypothesis import EVIDENCE_LINES, Hypothesis
 from denpex.render.common import where
-from denpex.taxonomy import Category, category_next_steps, failure_class
+from denpex.taxonomy import Category, category_next_steps, class_next_steps, failure_class
 
 _FORMATTER = string.Formatter()
 
@@ -68,7 +69,11 @@ def evidence_of(match: Match, with_context: bool = False) -> Evidence:
 
 
 def _evidence_lines(hypothesis: Hypothesis) -> list[Evidence]:
-    chosen = hypothesis.roots or list(hypothesis.culprit.evidence if hypothesis.culprit else [])
+    chosen = (
+        hypothesis.roots
+        or list(hypothesis.culprit.evidence if hypothesis.culprit else [])
+        or hypothesis.corroboration
+    )
     seen: set[tuple[str, int]] = set()
     lines: list[Evidence] = []
     for match in chosen:
@@ -92,6 +97,24 @@ def _explains(hypothesis: Hypothesis, dropped: Mapping[tuple[str, int | None], i
         hosts=sorted({m.event.host for m in explained if m.event.host is not None}),
         signature_ids=signature_ids,
     )
+
+
+def _literal(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _candidate_values(candidate: Candidate) -> dict[str, str]:
+    values = {"ranks": ", ".join(str(r) for r in candidate.ranks)}
+    if candidate.seq is not None:
+        values["seq"] = str(candidate.seq)
+    if candidate.op:
+        values["op"] = candidate.op
+    if candidate.process_group:
+        values["process_group"] = candidate.process_group
+    sites = [e.call_site for e in candidate.evidence if e.call_site]
+    if sites:
+        values["call_site"] = sites[0]
+    return values
 
 
 def _next_steps(own: Sequence[str], category: Category) -> list[str]:
@@ -123,10 +146,30 @@ def to_root_cause(
             "Inferred from symptoms only: no root-cause record was found for the suspects. "
             + caveat
         )
+    candidate = hypothesis.dump_candidate
+    if candidate is not None:
+        # Text read from dumps is not a template: its braces must survive the placeholders.
+        title = _literal(candidate.summary)
+        caveat = _literal(
+            " ".join(
+                [
+                    "Read from the collectives' progress in the Flight Recorder dumps.",
+                    *candidate.caveats,
+                ]
+            )
+        )
+        steps = [*class_next_steps(fc.id), *steps]
+        values.update(_candidate_values(candidate))
     return RootCause(
         failure_class=fc.id,
         category=fc.category,
-        signature_id=signature.id if signature is not None else None,
+        signature_id=(
+            signature.id
+            if signature is not None
+            else f"flight_recorder.{candidate.kind}"
+            if candidate is not None
+            else None
+        ),
         confidence=round(hypothesis.confidence, 3),
         source=Source.rules,
         best_effort=False,
@@ -140,6 +183,7 @@ def to_root_cause(
         explains=_explains(hypothesis, dropped),
         next_steps=[fill(step, values) for step in steps],
         owner=fc.owner,  # routed by class: the team that fixes this kind of failure
+        dump_evidence=list(candidate.evidence) if candidate is not None else [],
     )
 
 
