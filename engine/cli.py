@@ -365,19 +365,32 @@ def eval_command(
     check: Annotated[
         Path | None, typer.Option(help="JSON file of min_/max_ thresholds; exit 1 if broken")
     ] = None,
+    unseen: Annotated[
+        bool,
+        typer.Option(
+            "--unseen",
+            help="also re-diagnose each case without the signature family that settled it",
+        ),
+    ] = False,
+    cache: CacheOption = True,
     rules: RulesOption = None,
     backend: BackendOption = "auto",
     threshold: Annotated[float, typer.Option(help="confidence threshold of the gate")] = 0.6,
 ) -> None:
     """Diagnose every labelled case of a corpus and measure accuracy, calibration and speed."""
-    from denpex.evaluate import check_thresholds, evaluate
+    from denpex.evaluate import check_thresholds, evaluate, held_out
     from denpex.match.library import load_library
     from denpex.render.evaluation import render_eval_text
 
-    options = DiagnoseOptions(rules_dir=rules, backend=backend, confidence_threshold=threshold)
+    cache_dir = default_cache_dir() if cache else None
+    options = DiagnoseOptions(
+        rules_dir=rules, backend=backend, confidence_threshold=threshold, cache_dir=cache_dir
+    )
     try:
-        library = load_library(rules)
+        library = load_library(rules, cache_dir=cache_dir)
         report = evaluate(corpus, library, options)
+        if unseen:
+            report.held_out = held_out(corpus, report, library, options, cache_dir)
         limits = json.loads(check.read_text()) if check is not None else {}
     except (DenpexError, OSError, ValueError) as error:
         fail(str(error))

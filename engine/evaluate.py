@@ -98,6 +98,26 @@ class SignatureScore(BaseModel):
     chosen_precision: float | None
 
 
+class HeldOut(BaseModel):
+    """Unseen-failure simulation: each case re-diagnosed without the signature family that
+    settled it, as if that failure mode had never been written down. Wrong answers are expected
+    here; what matters is that their confidence is low and few of them are confident."""
+
+    cases: int
+    families: list[str]
+    class_top1: float | None
+    confident_answers: int
+    confident_but_wrong: int
+    confident_but_wrong_rate: float
+    expected_calibration_error: float
+    reliability: list[ReliabilityBin]
+    combined_expected_calibration_error: float = Field(
+        description="calibration over the corpus answers and these together"
+    )
+    combined_reliability: list[ReliabilityBin]
+    results: list[CaseResult]
+
+
 class EvalReport(BaseModel):
     corpus: str
     rules_version: str
@@ -112,6 +132,7 @@ class EvalReport(BaseModel):
     latency_ms: dict[str, float]
     results: list[CaseResult]
     by_signature: list[SignatureScore] = Field(default_factory=list)
+    held_out: HeldOut | None = None
 
 
 def case_dirs(corpus: Path) -> list[Path]:
@@ -256,7 +277,7 @@ def evaluate(
     options: DiagnoseOptions,
     progress: Callable[[str], None] | None = None,
 ) -> EvalReport:
-    matcher = Matcher(library, options.backend)
+    matcher = Matcher(library, options.backend, options.cache_dir)
     results: list[CaseResult] = []
     for case in case_dirs(corpus):
         expected = load_expected(case)
@@ -297,6 +318,58 @@ def evaluate(
     )
 
 
+def _family_of(result: CaseResult) -> str | None:
+    signature = result.top_signature
+    if signature is None or signature.startswith("flight_recorder."):
+        return None  # dump-based answers have no family to withhold
+    return signature.split(".", 1)[0]
+
+
+def held_out(
+    corpus: Path,
+    report: EvalReport,
+    library: Library,
+    options: DiagnoseOptions,
+    cache_dir: Path | None = None,
+) -> HeldOut:
+    """Re-diagnose each case that a signature family settled, without that family."""
+    families = sorted({f for r in report.results if (f := _family_of(r)) is not None})
+    matchers = {
+        family: Matcher(library.without_families([family]), options.backend, cache_dir)
+        for family in families
+    }
+    by_name = {case.name: case for case in case_dirs(corpus)}
+    results: list[CaseResult] = []
+    for original in report.results:
+        family = _family_of(original)
+        if family is None:
+            continue
+        case = by_name[original.case]
+        matcher = matchers[family]
+        started = time.perf_counter()
+        scan = scan_inputs(case_inputs(case), matcher)
+        diagnosis = diagnose_scan(scan, matcher.library, options, started)
+        latency = (time.perf_counter() - started) * 1000
+        results.append(score_case(load_expected(case), diagnosis, latency, []))
+    bins, ece = reliability(results)
+    combined_bins, combined_ece = reliability([*report.results, *results])
+    confident = [r for r in results if r.status is Status.confident]
+    wrong = [r for r in confident if not r.class_ok]
+    return HeldOut(
+        cases=len(results),
+        families=families,
+        class_top1=subset(results).class_top1,
+        confident_answers=len(confident),
+        confident_but_wrong=len(wrong),
+        confident_but_wrong_rate=round(len(wrong) / len(confident), 4) if confident else 0.0,
+        expected_calibration_error=ece,
+        reliability=bins,
+        combined_expected_calibration_error=combined_ece,
+        combined_reliability=combined_bins,
+        results=results,
+    )
+
+
 def check_thresholds(report: EvalReport, thresholds: dict[str, Any]) -> list[str]:
     """Which thresholds the report breaks. Keys are dotted paths into the report; a `min_`
     prefix means the figure must be at least the value, `max_` at most."""
@@ -306,7 +379,10 @@ def check_thresholds(report: EvalReport, thresholds: dict[str, Any]) -> list[str
         bound, _, path = key.partition("_")
         value: Any = document
         for part in path.split("."):
-            value = value[part]
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is None:
+            failures.append(f"{path} was not measured (run with the options that measure it)")
+            continue
         if bound == "min" and value < limit:
             failures.append(f"{path} = {value} is below the minimum {limit}")
         elif bound == "max" and value > limit:

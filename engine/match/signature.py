@@ -117,6 +117,11 @@ class Signature(_Strict):
     references: list[str] = Field(min_length=1)
     examples: Examples
     clock_anchor: ClockAnchor | None = None
+    locates_origin: bool = Field(
+        True,
+        description="false when the rank that prints the line is not where the failure began "
+        "(a rank left waiting for a group that never formed); the origin is then undetermined",
+    )
 
     @property
     def family(self) -> str:

@@ -35,6 +35,10 @@ CONSEQUENCE_LEAD_S = 5.0
 DUMP_AND_SYMPTOMS_AGREE = 0.3
 
 
+def _origin(match: Match) -> Attribution | None:
+    return match.event.who if match.signature.locates_origin else None
+
+
 def _hypothesis(group: list[Match]) -> Hypothesis:
     first = group[0]
     return Hypothesis(
@@ -42,7 +46,7 @@ def _hypothesis(group: list[Match]) -> Hypothesis:
         signature=first.signature,
         roots=group,
         prior=max(m.signature.confidence for m in group),
-        originating=first.event.who,
+        originating=_origin(first),
         first_seen=first.event.time,
     )
 
@@ -99,7 +103,7 @@ def _absorb_consequences(hypotheses: list[Hypothesis], job: JobShape) -> list[Hy
     survivors = [h for h in hypotheses if h.roots]
     for hypothesis in survivors:
         first = hypothesis.roots[0]
-        hypothesis.originating, hypothesis.first_seen = first.event.who, first.event.time
+        hypothesis.originating, hypothesis.first_seen = _origin(first), first.event.time
         hypothesis.signature = first.signature
     return survivors
 
@@ -186,10 +190,30 @@ def form_hypotheses(
     if not hypotheses:
         return []
     top = hypotheses[0]
+    _undetermined_if_everywhere_at_once(top)
     top.explained = [m for m in symptoms if _explainable(m, top)]
     unexplained = [m for m in symptoms if not _explainable(m, top)]
     assign_confidence(hypotheses, unexplained)
     return hypotheses
+
+
+def _undetermined_if_everywhere_at_once(hypothesis: Hypothesis) -> None:
+    """Several ranks hitting the same root cause at once (a bug every rank executes, a fault
+    they share) did not begin on any one of them: the rank is left undetermined."""
+    if not hypothesis.roots or hypothesis.originating is None:
+        return
+    onset = hypothesis.first_seen
+    at_onset = {
+        m.event.rank
+        for m in hypothesis.roots
+        if m.event.rank is not None
+        and (onset is None or m.event.time is None or m.event.time - onset <= TIE_WINDOW_S)
+    }
+    if len(at_onset) < 2:
+        return
+    hosts = {m.event.host for m in hypothesis.roots if m.event.rank in at_onset}
+    host = hosts.pop() if len(hosts) == 1 else None
+    hypothesis.originating = Attribution(host=host)
 
 
 def _lead_without_a_root(

@@ -10,14 +10,18 @@ from rich.table import Table
 from denpex.evaluate import EvalReport, Subset
 
 
+def _percent(share: float | None) -> str:
+    return "-" if share is None else f"{share:.1%}"
+
+
 def _subset_row(table: Table, name: str, subset: Subset) -> None:
     table.add_row(
         name,
         str(subset.cases),
-        f"{subset.class_top1:.1%}",
-        f"{subset.class_top3:.1%}",
-        f"{subset.category:.1%}",
-        f"{subset.originating_rank:.1%}",
+        _percent(subset.class_top1),
+        _percent(subset.class_top3),
+        _percent(subset.category),
+        _percent(subset.originating_rank),
     )
 
 
@@ -62,6 +66,25 @@ def render_eval_text(report: EvalReport) -> str:
             )
         console.print("misses (class or rank):")
         console.print(table)
+    if report.held_out is not None:
+        held = report.held_out
+        console.print(
+            f"unseen-failure simulation ({held.cases} cases re-diagnosed without the family "
+            f"that settled them): class top-1 {_percent(held.class_top1)}; confident "
+            f"answers {held.confident_answers}, of which wrong {held.confident_but_wrong} "
+            f"({held.confident_but_wrong_rate:.1%}); calibration error "
+            f"{held.expected_calibration_error:.3f}, with the corpus answers "
+            f"{held.combined_expected_calibration_error:.3f}"
+        )
+        combined = Table("confidence (corpus + unseen)", "answers", "mean confidence", "accuracy")
+        for row in held.combined_reliability:
+            combined.add_row(
+                f"[{row.low:.1f}, {row.high:.1f})",
+                str(row.answers),
+                f"{row.mean_confidence:.2f}",
+                f"{row.accuracy:.1%}",
+            )
+        console.print(combined)
     if report.by_signature:
         table = Table(
             "signature", "role", "fired in", "precision", "recall", "chosen", "chosen precision"

@@ -19,6 +19,9 @@ PREEMPTED = (
     "slurmstepd: error: *** STEP 4242.0 ON gpu-017 CANCELLED AT 2026-11-30T06:34:26 "
     "DUE TO PREEMPTION ***\n"
 )
+# PyTorch's excepthook prefix and CUDA error wording, as a rank on a GPU that just fell off the
+# bus prints them (rules/cuda/unspecified_launch_failure.yaml).
+CUDA_LAUNCH_FAILURE = "[rank3]: RuntimeError: CUDA error: unspecified launch failure\n"
 XID_79 = (
     "Nov 30 06:34:25 gpu-017 kernel: NVRM: Xid (PCI:0000:86:00): 79, pid='<unknown>', "
     "name=<unknown>, GPU has fallen off the bus.\n"
@@ -31,23 +34,28 @@ def test_scheduler_preemption_outranks_the_errors_it_causes(tmp_path: Path) -> N
     top = diagnosis.root_causes[0]
     assert top.failure_class == "preemption"
     assert top.originating_rank is None  # the whole job was preempted, no rank began it
-    # the ranks' errors after the preemption are its consequences, not rival causes
-    assert "python.uncaught_exception" in top.explains.signature_ids
-    assert {0, 3} <= set(top.explains.ranks)
+    # the peers' errors after the preemption are its cascade
+    assert "gloo.connection_closed_by_peer" in top.explains.signature_ids
+    # rank 3's bad sample is not something a preemption causes: it stays, ranked below
+    assert "data_preprocessing_error" in [r.failure_class for r in diagnosis.root_causes[1:]]
 
 
 def test_a_crash_long_before_the_scheduler_acted_stays_the_cause(tmp_path: Path) -> None:
     later = PREEMPTED.replace("06:34:26", "06:49:26")
     job = write_job(tmp_path, {"slurm-4242.out": later, "rank3.log": RANK3})
     top = diagnose_paths([str(job)]).root_causes[0]
-    assert top.failure_class == "python_exception"
+    assert top.failure_class == "data_preprocessing_error"
     assert top.originating_rank == 3
 
 
 def test_a_gpu_that_fell_off_the_bus_explains_its_hosts_errors(tmp_path: Path) -> None:
     job = write_job(
         tmp_path,
-        {"gpu-017/kern.log": XID_79, "gpu-017/rank3.log": RANK3, "gpu-003/rank0.log": RANK0},
+        {
+            "gpu-017/kern.log": XID_79,
+            "gpu-017/rank3.log": CUDA_LAUNCH_FAILURE,
+            "gpu-003/rank0.log": RANK0,
+        },
     )
     diagnosis = diagnose_paths([str(job)])
     top = diagnosis.root_causes[0]
@@ -56,16 +64,18 @@ def test_a_gpu_that_fell_off_the_bus_explains_its_hosts_errors(tmp_path: Path) -
     assert top.owner == "infrastructure"
     assert top.originating_host == "gpu-017"
     assert any("scontrol update NodeName=gpu-017 State=DRAIN" in s for s in top.next_steps)
-    # rank 3's exception on the same host is a consequence, not a competing root cause
-    assert "python.uncaught_exception" in top.explains.signature_ids
-    assert all(r.failure_class != "python_exception" for r in diagnosis.root_causes)
+    # rank 3's CUDA error on the same host is a consequence, not a competing root cause
+    assert "cuda.unspecified_launch_failure" in top.explains.signature_ids
+    assert [r.failure_class for r in diagnosis.root_causes] == ["gpu_fell_off_bus"]
 
 
-def test_an_exception_on_another_host_is_not_absorbed_by_the_hardware_fault(tmp_path: Path) -> None:
-    job = write_job(tmp_path, {"gpu-017/kern.log": XID_79, "gpu-003/rank3.log": RANK3})
+def test_an_error_on_another_host_is_not_absorbed_by_the_hardware_fault(tmp_path: Path) -> None:
+    job = write_job(
+        tmp_path, {"gpu-017/kern.log": XID_79, "gpu-003/rank3.log": CUDA_LAUNCH_FAILURE}
+    )
     classes = [r.failure_class for r in diagnose_paths([str(job)]).root_causes]
-    assert classes[0] == "gpu_fell_off_bus"
-    assert "python_exception" in classes
+    assert "gpu_fell_off_bus" in classes
+    assert "illegal_memory_access" in classes
 
 
 def test_confidences_of_ranked_alternatives_never_sum_above_one(tmp_path: Path) -> None:
@@ -78,4 +88,4 @@ def test_confidences_of_ranked_alternatives_never_sum_above_one(tmp_path: Path) 
 def test_next_steps_are_routed_by_class(tmp_path: Path) -> None:
     job = write_job(tmp_path, {"rank3.log": RANK3})
     top = diagnose_paths([str(job)]).root_causes[0]
-    assert top.owner == "training"
+    assert (top.failure_class, top.owner) == ("data_preprocessing_error", "data")

@@ -21,7 +21,7 @@ def diagnosis() -> Diagnosis:
 def test_every_format_names_the_cause_and_the_rank(name: str, diagnosis: Diagnosis) -> None:
     output = RENDERERS[name](diagnosis)
     assert "IndexError" in output
-    assert "python_exception" in output
+    assert "data_preprocessing_error" in output
 
 
 def test_html_draws_one_mark_per_rank_with_the_originating_rank_in_red(

@@ -49,7 +49,7 @@ def test_an_incident_keeps_the_diagnosis_its_inputs_and_its_excerpt(store, confi
     incident = store.get(incident_id)
     assert incident.diagnosis == confident.diagnosis
     assert incident.status == "confident"
-    assert incident.failure_class == "python_exception"
+    assert incident.failure_class == confident.diagnosis.root_causes[0].failure_class
     assert incident.rules_version == confident.diagnosis.provenance.rules_version
     assert incident.excerpt == confident.excerpt
     assert incident.templates == confident.templates
