@@ -468,8 +468,9 @@ def rules_list_command(
     except DenpexError as error:
         fail(str(error))
     table = Table(title=f"signature library {library.label}", show_lines=False)
-    for column in ("id", "role", "failure class", "prior", "title"):
-        table.add_column(column)
+    for column in ("id", "role", "failure class", "prior"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("title")
     shown = [s for s in library.signatures if family is None or s.family == family]
     for signature in shown:
         table.add_row(
@@ -479,7 +480,10 @@ def rules_list_command(
             f"{signature.confidence:.2f}",
             signature.title,
         )
-    Console(highlight=False).print(table)
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=200)  # piped: one signature per line
+    console.print(table)
     if family is not None and not shown:
         fail(f"no signatures in family {family!r}")
 
