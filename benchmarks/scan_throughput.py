@@ -106,7 +106,7 @@ def _rank_lines(rank: int, world: int, target: int, rng: random.Random) -> list[
 
 
 def generate(directory: Path, size_gib: float, ranks: int, seed: int) -> None:
-    stamp = directory / STAMP
+    stamp = directory.parent / f"{directory.name}-{STAMP}"  # beside the logs, not among them
     wanted = {"size_gib": size_gib, "ranks": ranks, "seed": seed}
     if stamp.exists() and json.loads(stamp.read_text()) == wanted:
         return
@@ -222,7 +222,7 @@ def main() -> None:
     total = sum(p.stat().st_size for p in files)
     library = load_library()
     matcher = Matcher(library)
-    keywords = args.dir / "keywords.txt"
+    keywords = args.dir.parent / f"{args.dir.name}-keywords.txt"  # not among the logs
     literals = sorted({k for ref in library.patterns for k in ref.spec.keywords})
     keywords.write_text("\n".join(literals) + "\n")
     for path in files:  # warm the page cache so every contender reads from memory
