@@ -7,7 +7,7 @@ from io import StringIO
 from rich.console import Console
 from rich.table import Table
 
-from denpex.evaluate import EvalReport, Subset
+from denpex.evaluate import EvalReport, ReliabilityBin, Subset
 
 
 def _percent(share: float | None) -> str:
@@ -25,6 +25,18 @@ def _subset_row(table: Table, name: str, subset: Subset) -> None:
     )
 
 
+def _reliability_table(label: str, rows: list[ReliabilityBin]) -> Table:
+    table = Table(label, "answers", "mean confidence", "accuracy")
+    for row in rows:
+        table.add_row(
+            f"[{row.low:.1f}, {row.high:.1f})",
+            str(row.answers),
+            f"{row.mean_confidence:.2f}",
+            f"{row.accuracy:.1%}",
+        )
+    return table
+
+
 def render_eval_text(report: EvalReport) -> str:
     buffer = StringIO()
     console = Console(file=buffer, width=140, no_color=True, highlight=False)
@@ -38,15 +50,7 @@ def render_eval_text(report: EvalReport) -> str:
         f"{report.confident_but_wrong} ({report.confident_but_wrong_rate:.1%}); "
         f"expected calibration error {report.expected_calibration_error:.3f}"
     )
-    bins = Table("confidence", "answers", "mean confidence", "accuracy")
-    for row in report.reliability:
-        bins.add_row(
-            f"[{row.low:.1f}, {row.high:.1f})",
-            str(row.answers),
-            f"{row.mean_confidence:.2f}",
-            f"{row.accuracy:.1%}",
-        )
-    console.print(bins)
+    console.print(_reliability_table("confidence", report.reliability))
     latency = report.latency_ms
     console.print(
         f"latency per case: mean {latency['mean']:.0f} ms, p50 {latency['p50']:.0f} ms, "
@@ -76,15 +80,7 @@ def render_eval_text(report: EvalReport) -> str:
             f"{held.expected_calibration_error:.3f}, with the corpus answers "
             f"{held.combined_expected_calibration_error:.3f}"
         )
-        combined = Table("confidence (corpus + unseen)", "answers", "mean confidence", "accuracy")
-        for row in held.combined_reliability:
-            combined.add_row(
-                f"[{row.low:.1f}, {row.high:.1f})",
-                str(row.answers),
-                f"{row.mean_confidence:.2f}",
-                f"{row.accuracy:.1%}",
-            )
-        console.print(combined)
+        console.print(_reliability_table("confidence (corpus + unseen)", held.combined_reliability))
     if report.by_signature:
         table = Table(
             "signature", "role", "fired in", "precision", "recall", "chosen", "chosen precision"
