@@ -60,7 +60,7 @@ def test_a_stopped_rank_is_the_one_that_stopped_reporting() -> None:
 
 
 def test_without_the_dumps_the_logs_alone_cannot_name_the_mismatching_rank() -> None:
-    expected, inputs = _case("inject-mismatched-collective-op")
+    _, inputs = _case("inject-mismatched-collective-op")
     logs_only = [path for path in inputs if not path.endswith("/fr")]
     top = diagnose_paths(logs_only).root_causes[0]
     assert top.failure_class != "collective_mismatch" or top.originating_rank is None
