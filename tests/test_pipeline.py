@@ -37,3 +37,24 @@ def test_provenance_records_the_library_version() -> None:
     diagnosis = diagnose_paths([str(BAD_SAMPLE)])
     assert diagnosis.provenance.rules_version.startswith("0.")
     assert diagnosis.provenance.elapsed_ms >= 0
+
+
+def test_logs_kept_by_a_container_runtime_diagnose_like_the_originals(tmp_path) -> None:
+    """The same run, each line as containerd stores it (`<time> <stream> F <line>`): the rank
+    prefixes behind the envelope still attribute, and a traceback is still one event."""
+    for source in BAD_SAMPLE.rglob("*.log"):
+        target = tmp_path / source.relative_to(BAD_SAMPLE)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        lines = source.read_text(encoding="utf-8").splitlines()
+        target.write_text(
+            "".join(
+                f"2026-11-30T06:21:{i // 1000:02d}.{i % 1000:03d}000000Z stderr F {line}\n"
+                for i, line in enumerate(lines)
+            ),
+            encoding="utf-8",
+        )
+    original = diagnose_paths([str(BAD_SAMPLE)]).root_causes[0]
+    wrapped = diagnose_paths([str(tmp_path)]).root_causes[0]
+    assert wrapped.failure_class == original.failure_class
+    assert wrapped.originating_rank == original.originating_rank == 3
+    assert wrapped.evidence[0].context[0].endswith("Traceback (most recent call last):")

@@ -3,7 +3,9 @@
 Consumes a path (relative to the input given) or one line of text; produces an `Attribution`
 and the message with the recognised prefixes removed. Only what the text states is recorded:
 torchrun's `[default3]:` names a local rank, PyTorch's excepthook `[rank3]:` a global rank,
-`srun --label` a task id (the Slurm global rank); none is turned into another.
+`srun --label` a task id (the Slurm global rank), vLLM's `(VllmWorker rank=2 pid=..)` a worker
+rank; none is turned into another. What wraps a line without naming anyone (a container
+runtime's time and stream, terminal colour codes) is removed so the prefixes behind it are seen.
 """
 
 from __future__ import annotations
@@ -76,16 +78,35 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("local_rank", re.compile(r"\[(?!rank\d)[A-Za-z_][A-Za-z_-]*?(?P<n>\d+)\]:[ ]?")),
     # mpirun --tag-output: [jobid,rank]<stdout>:
     ("rank", re.compile(r"\[\d+,(?P<n>\d+)\]<std(?:out|err)>:[ ]?")),
-    # Ray worker prefix: (RayTrainWorker pid=123, ip=10.0.0.2)
-    ("ray", re.compile(r"\((?:[\w.]+ )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\)[ ]?")),
+    # Worker processes: Ray's (RayTrainWorker pid=123, ip=10.0.0.2), vLLM's
+    # (VllmWorker rank=2 pid=2307184) and (Worker_TP1 pid=530), whose TP index is the worker rank.
+    (
+        "worker",
+        re.compile(
+            r"\((?:(?:Worker_TP(?P<tp>\d+)|[\w.]+) )?(?:rank=(?P<n>\d+) )?pid=(?P<pid>\d+)"
+            r"(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\)[ ]?"
+        ),
+    ),
+    # NCCL's own lines: host:pid:tid [cuda device] (the device index is not a rank).
+    ("nccl", re.compile(r"(?P<host>[A-Za-z][\w.-]*):(?P<pid>\d+):\d+ \[\d+\] ")),
+    # Terminal colour codes, with or without their ESC (pasted logs often lose it).
+    ("colour", re.compile(r"\x1b?\[\d{1,3}(?:;\d{1,3})*m[ ]?")),
 )
 _SRUN_LABEL = re.compile(r"[ ]{0,4}(?P<n>\d{1,6}): ")
+# Container runtimes store each line as "<RFC 3339 time> <stream> <F|P> <text>" (CRI log files
+# under /var/log/pods); `kubectl logs --timestamps` puts "<RFC 3339 time> " in front.
+_CONTAINER_ENVELOPE = re.compile(
+    r"(?P<time>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))[ ]"
+    r"(?P<cri>(?:stdout|stderr) [FP][ ])?"
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Prefixed:
     who: Attribution
     message: str
+    envelope_time: str | None = None
+    """The container runtime's time for the line, when the line came in such an envelope."""
 
 
 def split_prefixes(line: str, *, srun_labelled: bool = False) -> Prefixed:
@@ -98,7 +119,11 @@ def split_prefixes(line: str, *, srun_labelled: bool = False) -> Prefixed:
     rank = local_rank = pid = None
     host = None
     position = 0
-    if srun_labelled and (label := _SRUN_LABEL.match(line)):
+    envelope_time = None
+    if envelope := _container_envelope(line):
+        envelope_time = envelope["time"]
+        position = envelope.end()
+    if srun_labelled and (label := _SRUN_LABEL.match(line, position)):
         rank = int(label["n"])
         position = label.end()
     progressed = True
@@ -112,13 +137,46 @@ def split_prefixes(line: str, *, srun_labelled: bool = False) -> Prefixed:
                 rank = int(found["n"])
             elif kind == "local_rank":
                 local_rank = int(found["n"])
-            else:
+            elif kind == "nccl":
+                pid = int(found["pid"])
+                host = found["host"]
+            elif kind == "worker":
                 pid = int(found["pid"])
                 host = found["ip"] or host
+                worker_rank = found["n"] or found["tp"]
+                rank = int(worker_rank) if worker_rank is not None else rank
             position = found.end()
             progressed = True
             break
-    return Prefixed(Attribution(rank, local_rank, host, pid), line[position:])
+    return Prefixed(Attribution(rank, local_rank, host, pid), line[position:], envelope_time)
+
+
+def _container_envelope(line: str) -> re.Match[str] | None:
+    """A container runtime's envelope at the front of `line`. Without the CRI stream marker, a
+    leading time is only an envelope when a launcher prefix follows it; otherwise it is the
+    program's own timestamp and stays in the message."""
+    found = _CONTAINER_ENVELOPE.match(line)
+    if found is None:
+        return None
+    if found["cri"] or any(p.match(line, found.end()) for _, p in _PREFIXES):
+        return found
+    return None
+
+
+# PyTorch's c10d tags its own messages with the process's rank in the group: `[Rank 1]`, and
+# since 2.2 `[PG 0 Rank 1]`, `[PG 0 (default_pg) Rank 1]`, `[PG ID 0 PG GUID 0(default_pg) Rank 1]`.
+# Only the default group's rank is the global rank; a sub-group's is not.
+_C10D_RANK_TAG = re.compile(
+    r"(?:^|\.cpp:\d+\] )\[(?:PG (?:ID )?0 (?:PG GUID 0(?:\(default_pg\))? )?(?:\(default_pg\) )?)?"
+    r"Rank (?P<n>\d+)\] "
+)
+_C10D_TAG_REACH = 120
+
+
+def rank_stated_by_c10d(message: str) -> int | None:
+    """The global rank a c10d message names for the process that printed it, if any."""
+    found = _C10D_RANK_TAG.search(message, 0, _C10D_TAG_REACH)
+    return int(found["n"]) if found else None
 
 
 def looks_srun_labelled(sample_lines: list[str]) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from denpex.events import Attribution, Event
-from denpex.ingest.attribution import Prefixed, split_prefixes
+from denpex.ingest.attribution import Prefixed, rank_stated_by_c10d, split_prefixes
 from denpex.ingest.reader import Chunk
 from denpex.ingest.timestamps import NO_STAMP, Stamp, parse_stamp
 
@@ -24,6 +24,12 @@ _TRACEBACK_HEAD = "Traceback (most recent call last):"
 # torch.multiprocessing.spawn re-raises a child's exception under this header; the index is the
 # spawned process's local rank.
 _SPAWN_HEADER = re.compile(r"-- Process (?P<index>\d+) terminated with the following error:")
+# A logger that prints its header on every line of a traceback (vLLM's workers:
+# "ERROR 05-10 16:00:15 [multiproc_executor.py:470] ") hides the traceback's shape behind it.
+_REPEATED_LOGGER_HEADER = re.compile(
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? "
+    r"\[?[\w./-]+\.py:\d+\] "
+)
 _SYSLOG_HOST = re.compile(
     r"^(?:[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}(?:\.\d+)?|\d{4}-\d{2}-\d{2}T[\d:.,+-]+Z?) "
     r"(?P<host>[A-Za-z0-9][\w.-]*) (?:kernel|[\w./-]+(?:\[\d+\])?):"
@@ -46,9 +52,15 @@ def line_bounds(data: bytes, start: int) -> tuple[int, int]:
     return start, len(data) if end < 0 else end
 
 
+# Terminal control sequences (colours, cursor moves): never part of what a program reported, and
+# not to be replayed on a reader's terminal.
+_CONTROL_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+
+
 def decode(raw: bytes) -> str:
     text = raw.decode("utf-8", errors="replace")
-    return text[:-1] if text.endswith("\r") else text
+    text = text[:-1] if text.endswith("\r") else text
+    return _CONTROL_SEQUENCE.sub("", text) if "\x1b" in text else text
 
 
 def clip(text: str, around: int | None = None) -> str:
@@ -84,8 +96,16 @@ def split(raw: bytes, context: SourceContext) -> Prefixed:
     return split_prefixes(decode(raw), srun_labelled=context.srun_labelled)
 
 
+def stamp_of_line(prefixed: Prefixed, default_year: int) -> Stamp:
+    """The line's own timestamp, else the time its container runtime recorded."""
+    stamp = parse_stamp(prefixed.message, default_year)
+    if not stamp.found and prefixed.envelope_time is not None:
+        return parse_stamp(prefixed.envelope_time, default_year)
+    return stamp
+
+
 def _stamp_of(prefixed: Prefixed, context: SourceContext) -> Stamp:
-    stamp = parse_stamp(prefixed.message, context.default_year)
+    stamp = stamp_of_line(prefixed, context.default_year)
     if stamp.year is not None:
         context.years_seen.add(stamp.year)
     return stamp
@@ -131,7 +151,7 @@ def _traceback_above(
         prefixed = split(data[slice(*line_bounds(data, previous))], context)
         if not _same_emitter(prefixed.who, who):
             continue  # interleaved output of another rank
-        message = prefixed.message
+        message = _without_logger_header(prefixed.message)
         if message.startswith(_TRACEBACK_HEAD):
             block.append(clip(message))
             block.reverse()
@@ -140,6 +160,11 @@ def _traceback_above(
             return None
         block.append(clip(message))
     return None
+
+
+def _without_logger_header(message: str) -> str:
+    header = _REPEATED_LOGGER_HEADER.match(message)
+    return message[header.end() :] if header else message
 
 
 def _spawned_process(data: bytes, header_start: int, context: SourceContext) -> int | None:
@@ -168,6 +193,8 @@ def build_event(
     raw = data[start:end]
     prefixed = split(raw, context)
     who = prefixed.who.merged_over(context.who)
+    if who.rank is None and (stated := rank_stated_by_c10d(prefixed.message)) is not None:
+        who = Attribution(stated, who.local_rank, who.host, who.pid)
     if who.host is None and (syslog := _SYSLOG_HOST.match(prefixed.message)):
         who = Attribution(who.rank, who.local_rank, syslog["host"], who.pid)
     stamp = _stamp_of(prefixed, context)

@@ -3,8 +3,9 @@
 Consumes one message (launcher prefixes already removed); produces a `Stamp`: seconds since the
 epoch on the printing host's clock (naive times are read as UTC), or seconds since boot for
 plain dmesg, or nothing. Formats: ISO 8601 / RFC 3339, Python logging (`2024-05-01 12:00:00,123`),
-torchelastic's `2024-05-01_12:00:00`, glog (`E1218 20:27:21.426415`, no year), syslog
-(`May  1 12:00:00`, no year), `dmesg -T` and `dmesg` seconds since boot.
+torchelastic's `2024-05-01_12:00:00`, glog (`E1218 20:27:21.426415`, no year), vLLM's logger
+(`ERROR 02-17 14:48:01`, no year), syslog (`May  1 12:00:00`, no year), `dmesg -T` and `dmesg`
+seconds since boot.
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ _ISO = re.compile(
 )
 _GLOG = re.compile(
     r"(?:^|\[)[IWEF](?P<m>\d{2})(?P<d>\d{2}) (?P<H>\d{2}):(?P<M>\d{2}):(?P<S>\d{2})" + _FRACTION
+)
+# vLLM's logging format: "%(levelname)s %(asctime)s" with datefmt "%m-%d %H:%M:%S".
+_LEVEL_MONTH_DAY = re.compile(
+    r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<m>\d{2})-(?P<d>\d{2}) "
+    r"(?P<H>\d{2}):(?P<M>\d{2}):(?P<S>\d{2})" + _FRACTION + r"\b"
 )
 _SYSLOG = re.compile(
     r"^" + _MONTH + r" {1,2}(?P<d>\d{1,2}) (?P<H>\d{2}):(?P<M>\d{2}):(?P<S>\d{2})" + _FRACTION
@@ -94,6 +100,9 @@ def _parse(head: str, default_year: int) -> Stamp:
         epoch = _epoch(default_year, _MONTHS[found["mon"]], int(found["d"]), found)
         return Stamp(epoch=epoch, year_inferred=True)
     if found := _GLOG.search(head):
+        epoch = _epoch(default_year, int(found["m"]), int(found["d"]), found)
+        return Stamp(epoch=epoch, year_inferred=True)
+    if found := _LEVEL_MONTH_DAY.match(head):
         epoch = _epoch(default_year, int(found["m"]), int(found["d"]), found)
         return Stamp(epoch=epoch, year_inferred=True)
     if found := _ISO.search(head):

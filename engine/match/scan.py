@@ -20,7 +20,7 @@ from typing import BinaryIO
 from denpex.events import Attribution, Event, Match
 from denpex.ingest.attribution import attribution_from_path, looks_srun_labelled, split_prefixes
 from denpex.ingest.kinds import BINARY, FR_DUMP, kind_of
-from denpex.ingest.lines import SourceContext, build_event, decode, line_bounds
+from denpex.ingest.lines import SourceContext, build_event, decode, line_bounds, stamp_of_line
 from denpex.ingest.reader import Chunk, ReadReport, iter_chunks
 from denpex.ingest.sources import READ_ERRORS, Input, Rejoined
 from denpex.ingest.timestamps import parse_stamp
@@ -273,7 +273,7 @@ def _confirmed(
 
 def _first_time(head: bytes, context: SourceContext, lines: int = 50) -> float | None:
     for raw in head.split(b"\n", lines)[:lines]:
-        stamp = parse_stamp(split_prefixes(decode(raw)).message, context.default_year)
+        stamp = stamp_of_line(split_prefixes(decode(raw)), context.default_year)
         if stamp.epoch is not None:
             return stamp.epoch
     return None

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from denpex.events import Attribution
-from denpex.ingest.attribution import attribution_from_path, looks_srun_labelled, split_prefixes
+from denpex.ingest.attribution import (
+    attribution_from_path,
+    looks_srun_labelled,
+    rank_stated_by_c10d,
+    split_prefixes,
+)
 
 
 @pytest.mark.parametrize(
@@ -79,3 +84,119 @@ def test_glog_bracket_is_not_mistaken_for_a_launcher_prefix() -> None:
     prefixed = split_prefixes(line)
     assert prefixed.who == Attribution(rank=0)
     assert prefixed.message.startswith("[E1218 20:27:21.426415")
+
+
+# Real vLLM worker lines (vllm-project/vllm issues, tensor-parallel runs).
+@pytest.mark.parametrize(
+    ("line", "rank", "pid"),
+    [
+        (
+            "(VllmWorker rank=2 pid=2307184) ERROR 02-17 14:48:01 multiproc_executor.py:374] "
+            "ValueError: Pointer argument (at 0) cannot be accessed from Triton (cpu tensor?)",
+            2,
+            2307184,
+        ),
+        (
+            "(Worker_TP1 pid=3534) ERROR 10-11 22:28:17 [multiproc_executor.py:694] "
+            "RuntimeError: Could not find nvcc",
+            1,
+            3534,
+        ),
+        (
+            "(VllmWorkerProcess pid=4123) ERROR 07-15 10:11:12 multiproc_worker_utils.py:226] "
+            "Exception in worker VllmWorkerProcess while processing method init_device.",
+            None,
+            4123,
+        ),
+    ],
+)
+def test_vllm_worker_prefixes_name_the_worker_rank_and_pid(
+    line: str, rank: int | None, pid: int
+) -> None:
+    prefixed = split_prefixes(line)
+    assert prefixed.who == Attribution(rank=rank, pid=pid)
+    assert prefixed.message.startswith("ERROR ")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # As a terminal captured it, and as pasted into an issue (the ESC bytes lost).
+        "\x1b[1;36m(VllmWorker rank=0 pid=4716)\x1b[0;0m INFO 02-24 00:55:46 "
+        "[custom_all_reduce.py:195]",
+        "[1;36m(VllmWorker rank=0 pid=4716)[0;0m INFO 02-24 00:55:46 [custom_all_reduce.py:195]",
+    ],
+)
+def test_colour_codes_around_a_prefix_do_not_hide_it(line: str) -> None:
+    prefixed = split_prefixes(line)
+    assert prefixed.who == Attribution(rank=0, pid=4716)
+    assert prefixed.message == "INFO 02-24 00:55:46 [custom_all_reduce.py:195]"
+
+
+# A line PyTorch printed, as containerd stores it under /var/log/pods (CRI format) and as
+# `kubectl logs --timestamps` shows it.
+_OOM = (
+    "[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 2 has a "
+    "total capacity of 79.15 GiB of which 1.02 GiB is free."
+)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [f"2024-05-01T10:00:01.123456789Z stderr F {_OOM}", f"2024-05-01T10:00:01.123456789Z {_OOM}"],
+)
+def test_a_container_runtime_s_envelope_is_set_aside_and_its_time_kept(line: str) -> None:
+    prefixed = split_prefixes(line)
+    assert prefixed.who == Attribution(rank=2)
+    assert prefixed.message.startswith("torch.OutOfMemoryError: CUDA out of memory.")
+    assert prefixed.envelope_time == "2024-05-01T10:00:01.123456789Z"
+
+
+def test_a_program_s_own_leading_time_is_not_taken_for_an_envelope() -> None:
+    line = "2026-11-30T06:21:04.683Z INFO trainer: step 0 loss 0.3679"
+    prefixed = split_prefixes(line)
+    assert prefixed.message == line
+    assert prefixed.envelope_time is None
+
+
+def test_nccl_s_own_prefix_names_host_and_pid_but_not_a_rank() -> None:
+    # Real (github.com/NVIDIA/nccl/issues/962): host:pid:tid [cuda device].
+    line = "node:2134736:2285781 [0] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'"
+    prefixed = split_prefixes(line)
+    assert prefixed.who == Attribution(host="node", pid=2134736)
+    assert prefixed.message == "include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'"
+
+
+@pytest.mark.parametrize(
+    ("message", "rank"),
+    [
+        # Real c10d messages, torch 1.13 to 2.4 (issues quoted in evals/heldout).
+        (
+            "[E ProcessGroupNCCL.cpp:916] [Rank 1] NCCL watchdog thread terminated with "
+            "exception: CUDA error: uncorrectable ECC error encountered",
+            1,
+        ),
+        (
+            "[E1003 18:37:01.838048403 ProcessGroupNCCL.cpp:1515] [PG 0 (default_pg) Rank 1] "
+            "Process group watchdog thread terminated with exception: [Rank 1] Watchdog caught "
+            "collective operation timeout",
+            1,
+        ),
+        (
+            "[PG ID 0 PG GUID 0 Rank 0] Process group watchdog thread terminated with exception: "
+            "CUDA error: an illegal memory access was encountered",
+            0,
+        ),
+        # A sub-group's rank is not a global rank.
+        (
+            "[E1003 18:37:01.838048403 ProcessGroupNCCL.cpp:1515] [PG 3 Rank 1] Process group "
+            "watchdog thread terminated with exception: NCCL error",
+            None,
+        ),
+        ("2026-11-30 06:21:04,683 INFO step 0 loss 0.3679", None),
+    ],
+)
+def test_c10d_states_the_global_rank_of_the_process_that_printed(
+    message: str, rank: int | None
+) -> None:
+    assert rank_stated_by_c10d(message) == rank

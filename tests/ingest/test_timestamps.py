@@ -53,6 +53,13 @@ def test_glog_and_syslog_take_the_year_they_are_given() -> None:
     )
 
 
+def test_vllm_s_month_day_format_takes_the_year_it_is_given() -> None:
+    # Real (vllm-project/vllm issues): "%(levelname)s %(asctime)s" with datefmt "%m-%d %H:%M:%S".
+    stamp = parse_stamp("ERROR 02-17 14:48:01 multiproc_executor.py:374] ValueError: x", 2025)
+    assert stamp.year_inferred
+    assert stamp.epoch == pytest.approx(_epoch(2025, 2, 17, 14, 48, 1))
+
+
 def test_dmesg_seconds_since_boot_are_kept_apart_from_wall_time() -> None:
     stamp = parse_stamp("[ 8123.456789] Memory cgroup out of memory: Killed process 48213", 2026)
     assert stamp.epoch is None
