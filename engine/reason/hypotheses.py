@@ -39,6 +39,24 @@ def _origin(match: Match) -> Attribution | None:
     return match.event.who if match.signature.locates_origin else None
 
 
+def _origin_of(roots: Sequence[Match]) -> Attribution | None:
+    """Who the first record is about; when it names no rank, the one rank that other records of
+    the same failure in the same input name (an exception line, then c10d's `[Rank 1]` report
+    of the same error), if they agree."""
+    origin = _origin(roots[0])
+    if origin is None or origin.rank is not None:
+        return origin
+    source = roots[0].event.source
+    named = {
+        m.event.rank
+        for m in roots
+        if m.event.source == source and m.event.rank is not None and _origin(m) is not None
+    }
+    if len(named) != 1:
+        return origin
+    return Attribution(named.pop(), origin.local_rank, origin.host, origin.pid)
+
+
 def _hypothesis(group: list[Match]) -> Hypothesis:
     first = group[0]
     return Hypothesis(
@@ -46,7 +64,7 @@ def _hypothesis(group: list[Match]) -> Hypothesis:
         signature=first.signature,
         roots=group,
         prior=max(m.signature.confidence for m in group),
-        originating=_origin(first),
+        originating=_origin_of(group),
         first_seen=first.event.time,
     )
 
@@ -103,7 +121,10 @@ def _absorb_consequences(hypotheses: list[Hypothesis], job: JobShape) -> list[Hy
     survivors = [h for h in hypotheses if h.roots]
     for hypothesis in survivors:
         first = hypothesis.roots[0]
-        hypothesis.originating, hypothesis.first_seen = _origin(first), first.event.time
+        hypothesis.originating, hypothesis.first_seen = (
+            _origin_of(hypothesis.roots),
+            first.event.time,
+        )
         hypothesis.signature = first.signature
     return survivors
 
