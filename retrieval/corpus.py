@@ -8,6 +8,7 @@ case whose label is not a taxonomy class is an error, not a silent skip.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,18 @@ def _inputs_of(directory: Path) -> tuple[str, ...]:
         and not any(part.startswith(".") for part in path.relative_to(directory).parts)
     ]
     return tuple(str(path) for path in files)
+
+
+def load_corpora(corpora: Sequence[Path]) -> list[LabelledCase]:
+    """The cases of several case directories together (a corpus and a held-out set), whose case
+    names must not collide."""
+    cases = [case for corpus in corpora for case in load_cases(corpus)]
+    seen: set[str] = set()
+    for case in cases:
+        if case.name in seen:
+            raise InputError(f"{case.name}: the same case name in two directories")
+        seen.add(case.name)
+    return cases
 
 
 def load_cases(corpus: Path) -> list[LabelledCase]:

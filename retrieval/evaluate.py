@@ -27,7 +27,7 @@ from denpex.match.library import Library
 from denpex.match.scan import Matcher
 from denpex.models import Diagnosis
 from denpex.pipeline import DiagnoseOptions, diagnose
-from denpex.retrieval.corpus import LabelledCase, load_cases
+from denpex.retrieval.corpus import LabelledCase, load_corpora
 from denpex.retrieval.embedder import Embedder
 from denpex.retrieval.similar import Neighbour, vote
 from denpex.store.store import open_store, store_url
@@ -159,7 +159,7 @@ def _credit_at_1(found: Sequence[Neighbour], expected: str) -> float:
 
 
 def evaluate_retrieval(
-    corpus: Path,
+    corpora: Sequence[Path],
     *,
     workdir: Path,
     library: Library,
@@ -167,7 +167,7 @@ def evaluate_retrieval(
     threshold: float = 0.6,
     k: int = 5,
 ) -> RetrievalReport:
-    cases = load_cases(corpus)
+    cases = load_corpora(corpora)
     path = scratch_path(workdir, embedder)
     try:
         indexed = index_corpus(cases, path, library, threshold)

@@ -133,12 +133,15 @@ def curate_confirm(
 
 
 hybrid_app = typer.Typer(
-    help="Measure the hybrid path on a labelled corpus (<corpus>/<case>/expected.json).",
+    help="Measure the hybrid path on labelled case directories (<dir>/<case>/expected.json).",
     no_args_is_help=True,
 )
 
 CorpusArgument = Annotated[
-    Path, typer.Argument(help="a directory of cases, each with expected.json (evals/corpus)")
+    list[Path],
+    typer.Argument(
+        help="directories of cases, each case with expected.json (evals/corpus evals/heldout)"
+    ),
 ]
 
 

@@ -20,7 +20,7 @@ from denpex.match.library import Library
 from denpex.match.scan import Matcher
 from denpex.models import Status
 from denpex.pipeline import DiagnoseOptions, diagnose
-from denpex.retrieval.corpus import load_cases
+from denpex.retrieval.corpus import load_corpora
 from denpex.retrieval.embedder import Embedder
 from denpex.retrieval.evaluate import IndexedCase, index_corpus, scratch_path
 
@@ -110,7 +110,7 @@ def _settled_by(item: IndexedCase, family: str) -> bool:
 
 
 def evaluate_family_out(
-    corpus: Path,
+    corpora: Sequence[Path],
     *,
     workdir: Path,
     library: Library,
@@ -118,7 +118,7 @@ def evaluate_family_out(
     families: Sequence[str] | None = None,
     threshold: float = 0.6,
 ) -> FamilyOutReport:
-    cases = load_cases(corpus)
+    cases = load_corpora(corpora)
     recorder = scratch_path(workdir, embedder)
     try:
         indexed = index_corpus(cases, recorder, library, threshold)

@@ -23,7 +23,7 @@ SUBSET = [
 def report(tmp_path_factory: pytest.TempPathFactory, embedder):
     corpus = copy_cases(SUBSET, tmp_path_factory.mktemp("corpus"))
     return evaluate_family_out(
-        corpus,
+        [corpus],
         workdir=tmp_path_factory.mktemp("work"),
         library=load_library(),
         embedder=embedder,

@@ -28,7 +28,7 @@ SUBSET = [
 def report(tmp_path_factory: pytest.TempPathFactory, embedder):
     corpus = copy_cases(SUBSET, tmp_path_factory.mktemp("corpus"))
     return evaluate_retrieval(
-        corpus, workdir=tmp_path_factory.mktemp("work"), library=load_library(), embedder=embedder
+        [corpus], workdir=tmp_path_factory.mktemp("work"), library=load_library(), embedder=embedder
     )
 
 
@@ -74,3 +74,18 @@ def test_a_label_outside_the_taxonomy_is_an_error(tmp_path: Path) -> None:
         load_cases(tmp_path)
     with pytest.raises(InputError, match="not a directory"):
         load_cases(tmp_path / "missing")
+
+
+def test_several_case_directories_are_one_history_and_names_may_not_repeat(tmp_path) -> None:
+    from denpex.errors import InputError
+    from denpex.retrieval.corpus import load_corpora
+
+    first = copy_cases(["killed-rank0", "clean"], tmp_path / "a")
+    second = copy_cases(["exc-keyerror"], tmp_path / "b")
+    assert [c.name for c in load_corpora([first, second])] == [
+        "clean",
+        "killed-rank0",
+        "exc-keyerror",
+    ]
+    with pytest.raises(InputError, match="same case name"):
+        load_corpora([first, copy_cases(["clean"], tmp_path / "c")])
