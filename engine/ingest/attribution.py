@@ -165,10 +165,11 @@ def _container_envelope(line: str) -> re.Match[str] | None:
 
 # PyTorch's c10d tags its own messages with the process's rank in the group: `[Rank 1]`, and
 # since 2.2 `[PG 0 Rank 1]`, `[PG 0 (default_pg) Rank 1]`, `[PG ID 0 PG GUID 0(default_pg) Rank 1]`.
-# Only the default group's rank is the global rank; a sub-group's is not.
+# They also head the `what():` line of a c10d error that ended the process. Only the default
+# group's rank is the global rank; a sub-group's is not.
 _C10D_RANK_TAG = re.compile(
-    r"(?:^|\.cpp:\d+\] )\[(?:PG (?:ID )?0 (?:PG GUID 0(?:\(default_pg\))? )?(?:\(default_pg\) )?)?"
-    r"Rank (?P<n>\d+)\] "
+    r"(?:^|\.cpp:\d+\] |what\(\):\s+)"
+    r"\[(?:PG (?:ID )?0 (?:PG GUID 0(?:\(default_pg\))? )?(?:\(default_pg\) )?)?Rank (?P<n>\d+)\] "
 )
 _C10D_TAG_REACH = 120
 

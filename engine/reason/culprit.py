@@ -20,6 +20,10 @@ from denpex.match.signature import Role
 
 _WAITING_CLASSES = frozenset({"collective_timeout"})
 _PEER_CLASSES = frozenset({"peer_process_died"})
+# Symptoms that only relay a failure elsewhere (a peer gone, a collective stuck, NCCL passing an
+# error on); any other symptom (a DataLoader worker found dead) happened in the process itself
+# and is closer to the cause.
+_RELAY_CLASSES = _WAITING_CLASSES | _PEER_CLASSES | {"nccl_internal_error"}
 # Captures in which PyTorch itself names the ranks behind a stall (monitoredBarrier, the NCCL
 # desync report): stated evidence, preferred over anything inferred.
 NAMED_SUSPECTS = ("suspect_ranks", "peer_ranks")
@@ -49,6 +53,11 @@ class Culprit:
         waiting = _ranks(self.waiting)
         at = f" at collective SeqNum {self.seq}" if self.seq else ""
         if self.failure_class not in ("collective_timeout", "peer_process_died"):
+            if self.suspects:
+                return (
+                    f"only symptoms are in evidence ({self.failure_class}, which rank "
+                    f"{_ranks(self.suspects)} reported of itself); no root-cause record says why"
+                )
             return (
                 f"only symptoms are in evidence ({self.failure_class}, on ranks {waiting}); "
                 "no root-cause record names where it began"
@@ -89,6 +98,9 @@ def infer_culprit(matches: Sequence[Match]) -> Culprit | None:
     timeouts = [m for m in symptoms if m.signature.failure_class in _WAITING_CLASSES]
     if timeouts:
         return _from_timeouts(timeouts, ranks_seen(matches))
+    local = [m for m in symptoms if m.signature.failure_class not in _RELAY_CLASSES]
+    if local:
+        return _first_symptom_class(local, happened_where_reported=True)
     peers = [m for m in symptoms if m.signature.failure_class in _PEER_CLASSES]
     if peers:
         reporters = {m.event.rank for m in peers if m.event.rank is not None}
@@ -119,15 +131,20 @@ def _named(symptoms: list[Match]) -> Culprit | None:
     )
 
 
-def _first_symptom_class(symptoms: list[Match]) -> Culprit:
-    """Only symptoms of another kind (NCCL errors, aborts): their class, no culprit named."""
+def _first_symptom_class(
+    symptoms: list[Match], *, happened_where_reported: bool = False
+) -> Culprit:
+    """Only symptoms of another kind: their class. A relayed error (NCCL's) names no culprit; a
+    symptom of the reporting process itself (its DataLoader worker died) names that process's
+    rank when only one rank reports it."""
     timed = [m for m in symptoms if m.event.time is not None]
     first = min(timed, key=lambda m: m.event.time or 0.0) if timed else symptoms[0]
     same = [m for m in symptoms if m.signature.failure_class == first.signature.failure_class]
     reporters = sorted({m.event.rank for m in same if m.event.rank is not None})
+    located = happened_where_reported and len(reporters) == 1
     return Culprit(
         failure_class=first.signature.failure_class or "unknown",
-        suspects=(),
+        suspects=tuple(reporters) if located else (),
         waiting=tuple(reporters),
         seq=None,
         evidence=tuple(same),

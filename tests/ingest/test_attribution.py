@@ -187,6 +187,12 @@ def test_nccl_s_own_prefix_names_host_and_pid_but_not_a_rank() -> None:
             "CUDA error: an illegal memory access was encountered",
             0,
         ),
+        # Real (github.com/PKU-Alignment/align-anything/issues/113), std::terminate's report.
+        (
+            "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 6] Process group watchdog thread "
+            "terminated with exception: CUDA error: device-side assert triggered",
+            6,
+        ),
         # A sub-group's rank is not a global rank.
         (
             "[E1003 18:37:01.838048403 ProcessGroupNCCL.cpp:1515] [PG 3 Rank 1] Process group "

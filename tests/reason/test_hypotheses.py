@@ -89,3 +89,22 @@ def test_next_steps_are_routed_by_class(tmp_path: Path) -> None:
     job = write_job(tmp_path, {"rank3.log": RANK3})
     top = diagnose_paths([str(job)]).root_causes[0]
     assert (top.failure_class, top.owner) == ("data_preprocessing_error", "data")
+
+
+# github.com/hpcaitech/Open-Sora/issues/815: rank 0's DataLoader lost a worker; torchrun then
+# terminated the others. No record says why the worker died.
+DATALOADER_WORKER_GONE = (
+    "[rank0]: RuntimeError: DataLoader worker (pid(s) 8864) exited unexpectedly\n"
+    "W0617 03:17:51.687000 140319081027392 torch/distributed/elastic/multiprocessing/api.py:858] "
+    "Sending process 44 closing signal SIGTERM\n"
+    "W0617 03:17:51.689000 140319081027392 torch/distributed/elastic/multiprocessing/api.py:858] "
+    "Sending process 45 closing signal SIGTERM\n"
+)
+
+
+def test_a_symptom_of_the_process_itself_outranks_the_teardown_it_caused(tmp_path: Path) -> None:
+    diagnosis = diagnose_paths([str(write_job(tmp_path, {"launcher.log": DATALOADER_WORKER_GONE}))])
+    top = diagnosis.root_causes[0]
+    assert top.failure_class == "dataloader_worker_died"
+    assert top.originating_rank == 0
+    assert diagnosis.status is not Status.confident
