@@ -94,9 +94,10 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 _SRUN_LABEL = re.compile(r"[ ]{0,4}(?P<n>\d{1,6}): ")
 # Container runtimes store each line as "<RFC 3339 time> <stream> <F|P> <text>" (CRI log files
-# under /var/log/pods); `kubectl logs --timestamps` puts "<RFC 3339 time> " in front.
+# under /var/log/pods); `kubectl logs --timestamps` puts "<RFC 3339 time> " in front, and some
+# log collectors "<RFC 3339 time>: ".
 _CONTAINER_ENVELOPE = re.compile(
-    r"(?P<time>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))[ ]"
+    r"(?P<time>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})):?[ ]"
     r"(?P<cri>(?:stdout|stderr) [FP][ ])?"
 )
 

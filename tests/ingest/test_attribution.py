@@ -103,10 +103,10 @@ def test_glog_bracket_is_not_mistaken_for_a_launcher_prefix() -> None:
             3534,
         ),
         (
-            "(VllmWorkerProcess pid=4123) ERROR 07-15 10:11:12 multiproc_worker_utils.py:226] "
-            "Exception in worker VllmWorkerProcess while processing method init_device.",
+            "(VllmWorkerProcess pid=1947427) ERROR 03-03 15:10:13 multiproc_worker_utils.py:242] "
+            "Exception in worker VllmWorkerProcess while processing method load_model.",
             None,
-            4123,
+            1947427,
         ),
     ],
 )
@@ -133,11 +133,11 @@ def test_colour_codes_around_a_prefix_do_not_hide_it(line: str) -> None:
     assert prefixed.message == "INFO 02-24 00:55:46 [custom_all_reduce.py:195]"
 
 
-# A line PyTorch printed, as containerd stores it under /var/log/pods (CRI format) and as
-# `kubectl logs --timestamps` shows it.
+# A line PyTorch printed (github.com/modelscope/ms-swift/issues/6301, in evals/heldout), as
+# containerd stores it under /var/log/pods (CRI format) and as `kubectl logs --timestamps` shows it.
 _OOM = (
-    "[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 2 has a "
-    "total capacity of 79.15 GiB of which 1.02 GiB is free."
+    "[rank11]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.35 GiB. GPU 3 has a "
+    "total capacity of 63.42 GiB of which 1.70 GiB is free."
 )
 
 
@@ -147,9 +147,20 @@ _OOM = (
 )
 def test_a_container_runtime_s_envelope_is_set_aside_and_its_time_kept(line: str) -> None:
     prefixed = split_prefixes(line)
-    assert prefixed.who == Attribution(rank=2)
+    assert prefixed.who == Attribution(rank=11)
     assert prefixed.message.startswith("torch.OutOfMemoryError: CUDA out of memory.")
     assert prefixed.envelope_time == "2024-05-01T10:00:01.123456789Z"
+
+
+def test_a_collector_s_time_before_an_mpirun_tag_is_an_envelope() -> None:
+    # Real (github.com/facebookresearch/deit/issues/76), an MPI job's collected output.
+    line = (
+        "2021-03-10T13:22:37.483Z: [1,0]<stderr>:OSError: cannot identify image file "
+        "<_io.BufferedReader name='imagenet/raw-data/train/n01667778/n01667778_6494.JPEG'>"
+    )
+    prefixed = split_prefixes(line)
+    assert prefixed.who == Attribution(rank=0)
+    assert prefixed.envelope_time == "2021-03-10T13:22:37.483Z"
 
 
 def test_a_program_s_own_leading_time_is_not_taken_for_an_envelope() -> None:
