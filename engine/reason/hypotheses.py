@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from denpex.events import Attribution, Match
 from denpex.match.signature import Role
 from denpex.reason.confidence import assign_confidence, culprit_confidence
-from denpex.reason.culprit import Culprit, infer_culprit
+from denpex.reason.culprit import Culprit, infer_culprit, ranks_seen
 from denpex.reason.hypothesis import Hypothesis, JobShape
 from denpex.taxonomy import can_cause
 
@@ -33,6 +33,17 @@ TIE_WINDOW_S = 2.0
 CASCADE_LEAD_S = 10.0
 CONSEQUENCE_LEAD_S = 5.0
 DUMP_AND_SYMPTOMS_AGREE = 0.3
+# Faults every rank meets the same way: the job's configuration, its checkpoint, its use of DDP.
+# Not the host-local configuration classes (a node's driver, mount or interface).
+JOB_WIDE_CLASSES = frozenset(
+    {
+        "checkpoint_mismatch",
+        "framework_config_error",
+        "launch_config_error",
+        "rendezvous_failure",
+        "ddp_usage_error",
+    }
+)
 
 
 def _origin(match: Match) -> Attribution | None:
@@ -212,6 +223,7 @@ def form_hypotheses(
         return []
     top = hypotheses[0]
     _undetermined_if_everywhere_at_once(top)
+    _undetermined_if_job_wide_and_alone(top, matches)
     top.explained = [m for m in symptoms if _explainable(m, top)]
     unexplained = [m for m in symptoms if not _explainable(m, top)]
     assign_confidence(hypotheses, unexplained)
@@ -235,6 +247,20 @@ def _undetermined_if_everywhere_at_once(hypothesis: Hypothesis) -> None:
     hosts = {m.event.host for m in hypothesis.roots if m.event.rank in at_onset}
     host = hosts.pop() if len(hosts) == 1 else None
     hypothesis.originating = Attribution(host=host)
+
+
+def _undetermined_if_job_wide_and_alone(hypothesis: Hypothesis, matches: Sequence[Match]) -> None:
+    """A job-wide fault (a checkpoint that does not fit, a DDP misuse) is met by every rank
+    alike. When no other rank appears in the evidence, neither waiting for this one nor failing
+    otherwise, nothing says it began on the one rank whose output is at hand rather than on all
+    of them."""
+    if hypothesis.originating is None or hypothesis.originating.rank is None:
+        return
+    if hypothesis.failure_class not in JOB_WIDE_CLASSES:
+        return
+    if ranks_seen(matches) != {hypothesis.originating.rank}:
+        return
+    hypothesis.originating = Attribution(host=hypothesis.originating.host)
 
 
 def _lead_without_a_root(

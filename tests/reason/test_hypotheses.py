@@ -108,3 +108,17 @@ def test_a_symptom_of_the_process_itself_outranks_the_teardown_it_caused(tmp_pat
     assert top.failure_class == "dataloader_worker_died"
     assert top.originating_rank == 0
     assert diagnosis.status is not Status.confident
+
+
+# github.com/modelscope/ms-swift/issues/3446: one rank's output of a DDP misuse every rank meets.
+DDP_MARKED_TWICE = (
+    "[rank0]: RuntimeError: Expected to mark a variable ready only once. This error is caused by "
+    "one of the following reasons: 1) Use of a module parameter outside the `forward` function. "
+    "Please ma\n"
+)
+
+
+def test_a_job_wide_fault_seen_on_one_rank_alone_is_not_placed_on_it(tmp_path: Path) -> None:
+    top = diagnose_paths([str(write_job(tmp_path, {"post.log": DDP_MARKED_TWICE}))]).root_causes[0]
+    assert top.failure_class == "ddp_usage_error"
+    assert top.originating_rank is None
