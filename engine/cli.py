@@ -159,9 +159,10 @@ def diagnose_command(
 ) -> None:
     """Diagnose a failed run from its logs: ranked root causes with evidence and next steps.
 
-    With an incident store, every diagnosis is recorded; one the rules do not settle gets a
-    best-effort answer from similar past incidents (and the LLM, when one is configured) and
-    is queued for curation."""
+    Every diagnosis is recorded in the incident store (a SQLite file in the data folder unless
+    --store names another, or off); one the rules do not settle gets a best-effort answer from
+    similar past incidents, starting with denpex's seed history (and the LLM, when one is
+    configured), and is queued for curation."""
     from denpex.render import RENDERERS
 
     options = DiagnoseOptions(

@@ -22,6 +22,9 @@ BAD_SAMPLE = EXAMPLES / "torchrun-bad-sample"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ["DENPEX_CACHE_DIR"] = tempfile.mkdtemp(prefix="denpex-test-cache-")
+os.environ["DENPEX_DATA_DIR"] = tempfile.mkdtemp(prefix="denpex-test-data-")
+# The default incident store is for people; tests that want one name it (or unset this).
+os.environ["DENPEX_STORE"] = "off"
 
 
 @cache

@@ -30,7 +30,9 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 StoreOption = Annotated[
     str | None,
     typer.Option(
-        "--store", help="incident store: a SQLite file or a SQLAlchemy URL [DENPEX_STORE]"
+        "--store",
+        help="incident store: a SQLite file, a SQLAlchemy URL, or off [DENPEX_STORE; default: "
+        "incidents.sqlite in $DENPEX_DATA_DIR or ~/.local/share/denpex]",
     ),
 ]
 
@@ -41,12 +43,12 @@ curate_app = typer.Typer(
 
 
 def _open(store: str | None) -> IncidentStore:
-    from denpex.hybrid.cli_settings import HybridEnvironment
+    from denpex.hybrid.cli_settings import HybridEnvironment, chosen_store
     from denpex.store.store import open_store, store_url
 
-    chosen = store or HybridEnvironment().store
+    chosen = chosen_store(store, HybridEnvironment())
     if chosen is None:
-        raise _fail("no incident store: give --store or set DENPEX_STORE")
+        raise _fail("the incident store is turned off (DENPEX_STORE=off): give --store")
     try:
         return open_store(store_url(chosen))
     except DenpexError as error:
@@ -130,6 +132,21 @@ def curate_confirm(
     except DenpexError as error:
         raise _fail(str(error)) from None
     sys.stdout.write(f"incident {incident.id[:12]} confirmed as {failure_class}\n")
+
+
+@curate_app.command("seed")
+def curate_seed(store: StoreOption = None) -> None:
+    """Add denpex's seed history (its labelled eval cases) to a store; the default store gets it
+    by itself before its first retrieval."""
+    from denpex import __version__
+    from denpex.retrieval.seed import load_seed, seed_store
+
+    opened = _open(store)
+    try:
+        added = seed_store(opened, load_seed(), denpex_version=__version__, rules_version="seed")
+    except DenpexError as error:
+        raise _fail(str(error)) from None
+    sys.stdout.write(f"{added} seed incident(s) added to {opened.url}\n")
 
 
 hybrid_app = typer.Typer(

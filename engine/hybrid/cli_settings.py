@@ -1,8 +1,9 @@
 """The hybrid path's settings as the command line reads them: options over `DENPEX_*` variables.
 
 Consumes command-line values and the environment (through pydantic-settings); produces the
-`HybridSettings` the hybrid path is built from, or None when no incident store is configured
-(the run stays rules-only). Only the CLI calls this; nothing deeper reads the environment.
+`HybridSettings` the hybrid path is built from, or None when the store is turned off (the run
+stays rules-only). Without a store named, the incident store is a SQLite file in the user's data
+folder. Only the CLI calls this; nothing deeper reads the environment.
 """
 
 from __future__ import annotations
@@ -40,6 +41,17 @@ def _data_dir(environment: HybridEnvironment) -> Path:
     return Path(base) / "denpex"
 
 
+STORE_OFF = frozenset({"off", "none", "no", "false", "0"})
+DEFAULT_STORE_FILE = "incidents.sqlite"
+
+
+def chosen_store(store: str | None, environment: HybridEnvironment) -> str | None:
+    """The store to use: `--store`, else `DENPEX_STORE`, else the SQLite file in the data folder;
+    None when either says `off`."""
+    chosen = store or environment.store or str(_data_dir(environment) / DEFAULT_STORE_FILE)
+    return None if chosen.strip().lower() in STORE_OFF else chosen
+
+
 def hybrid_settings(
     *,
     store: str | None,
@@ -48,19 +60,20 @@ def hybrid_settings(
     llm_api_base: str | None = None,
     llm_timeout: float | None = None,
 ) -> HybridSettings | None:
-    """The hybrid path's settings, or None when no store is configured (rules only)."""
+    """The hybrid path's settings, or None when the store is turned off (rules only)."""
     environment = HybridEnvironment()
-    chosen_store = store or environment.store or None
+    chosen = chosen_store(store, environment)
     model = llm_model or environment.llm_model
-    if chosen_store is None:
+    if chosen is None:
         if model is not None:
             raise InputError(
-                "an LLM answer is queued for curation: give --store (or DENPEX_STORE) too"
+                "an LLM answer is queued for curation: it needs the incident store, which is "
+                "turned off"
             )
         return None
     from denpex.store.store import store_url
 
-    url = store_url(chosen_store)
+    url = store_url(chosen)
     llm = None
     if model is not None:
         llm = LLMSettings(
@@ -71,6 +84,7 @@ def hybrid_settings(
             context_tokens=environment.llm_context_tokens,
         )
     return HybridSettings(
+        seed=store is None and not environment.store,
         store_url=url,
         index_path=index or environment.index or index_path_for(url, _data_dir(environment)),
         llm=llm,

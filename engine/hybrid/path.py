@@ -75,12 +75,21 @@ class HybridPath:
     @property
     def similar(self) -> SimilarIncidents:
         if self._similar is None:
+            if self.settings.seed:
+                self._seed()
             if self._index is None:
                 self._index = FaissIndex(
                     self.embedder.dim, self.embedder.name, self.settings.index_path
                 )
             self._similar = SimilarIncidents(self.store, self.embedder, self._index)
         return self._similar
+
+    def _seed(self) -> None:
+        """The seed history in the store, once; a store that has it already gains nothing."""
+        from denpex import __version__
+        from denpex.retrieval.seed import load_seed, seed_store
+
+        seed_store(self.store, load_seed(), denpex_version=__version__, rules_version="seed")
 
     @property
     def counter(self) -> TokenCounter:

@@ -40,6 +40,8 @@ class HybridSettings:
     """The sentence-transformers model directory; None uses the packaged all-MiniLM-L6-v2."""
     tokenizer_dir: Path | None = None
     """Where tiktoken's encodings are cached; None uses the copy bundled with litellm."""
+    seed: bool = False
+    """Add denpex's seed history (the labelled eval cases) to the store before retrieval."""
 
 
 def index_path_for(store_url: str, data_dir: Path) -> Path:

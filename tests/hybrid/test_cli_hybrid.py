@@ -77,8 +77,8 @@ def test_curation_mistakes_are_one_line_and_exit_2(tmp_path: Path) -> None:
     assert "no incident 'deadbeef'" in missing.output
     bad_state = run("curate", "list", "--store", store, "--state", "lost")
     assert bad_state.exit_code == 2 and "unknown curation state" in bad_state.output
-    nowhere = run("curate", "list", env={"DENPEX_STORE": ""})
-    assert nowhere.exit_code == 2
+    nowhere = run("curate", "list", env={"DENPEX_STORE": "off"})
+    assert nowhere.exit_code == 2 and "turned off" in nowhere.output
 
 
 def test_the_store_can_come_from_the_environment(tmp_path: Path) -> None:
@@ -88,17 +88,39 @@ def test_the_store_can_come_from_the_environment(tmp_path: Path) -> None:
     assert "not_queued" in run("curate", "list", "--state", "all", "--store", store).stdout
 
 
-def test_an_llm_without_a_store_is_refused() -> None:
+def test_without_a_store_named_the_incident_store_is_a_file_in_the_data_folder(
+    tmp_path: Path,
+) -> None:
+    environment = {"DENPEX_STORE": "", "DENPEX_DATA_DIR": str(tmp_path)}
+    result = run("diagnose", str(BAD_SAMPLE), "-f", "json", env=environment)
+    assert json.loads(result.stdout)["status"] == "confident"
+    assert (tmp_path / "incidents.sqlite").is_file()
+    assert "not_queued" in run("curate", "list", "--state", "all", env=environment).stdout
+
+
+def test_a_store_turned_off_writes_nothing(tmp_path: Path) -> None:
+    environment = {"DENPEX_STORE": "off", "DENPEX_DATA_DIR": str(tmp_path)}
+    result = run("diagnose", str(BAD_SAMPLE), "-f", "json", env=environment)
+    assert json.loads(result.stdout)["status"] == "confident"
+    assert list(tmp_path.iterdir()) == []
+    assert (
+        run("diagnose", str(BAD_SAMPLE), "--store", "off", env={"DENPEX_STORE": ""}).exit_code == 0
+    )
+
+
+def test_an_llm_with_the_store_turned_off_is_refused() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "denpex", "diagnose", str(BAD_SAMPLE), "--llm-model", "ollama/x"],
         capture_output=True,
         cwd=REPO,
         timeout=120,
         check=False,
+        env={**os.environ, "DENPEX_STORE": "off"},
     )
     assert result.returncode == 2
     assert result.stderr.decode().strip().splitlines() == [
-        "denpex: an LLM answer is queued for curation: give --store (or DENPEX_STORE) too"
+        "denpex: an LLM answer is queued for curation: it needs the incident store, which is "
+        "turned off"
     ]
 
 
@@ -185,7 +207,7 @@ def test_the_text_report_says_where_the_incident_waits(tmp_path: Path) -> None:
     assert f"denpex curate show {waiting}" in text
 
 
-def test_without_a_store_not_even_the_database_libraries_load() -> None:
+def test_with_the_store_turned_off_not_even_the_database_libraries_load() -> None:
     probe = (
         "import sys\n"
         "from denpex.cli import app\n"
@@ -202,7 +224,39 @@ def test_without_a_store_not_even_the_database_libraries_load() -> None:
         cwd=REPO,
         timeout=120,
         check=False,
-        env={k: v for k, v in os.environ.items() if not k.startswith("DENPEX_")},
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("DENPEX_")},
+            "DENPEX_STORE": "off",
+        },
     )
     assert result.returncode == 0, result.stderr.decode()
     assert "LOADED []" in result.stderr.decode()
+
+
+def test_a_named_store_takes_the_seed_history_when_asked(tmp_path: Path) -> None:
+    store = str(tmp_path / "team.db")
+    from denpex.retrieval.seed import load_seed
+
+    retrievable = sum(1 for item in load_seed() if item.templates)
+    first = run("curate", "seed", "--store", store)
+    assert first.exit_code == 0 and first.stdout.startswith(f"{retrievable} seed incident(s)")
+    assert run("curate", "seed", "--store", store).stdout.startswith("0 seed incident(s)")
+
+
+def test_the_default_store_answers_an_unsettled_failure_from_the_seed_history(
+    tmp_path: Path,
+) -> None:
+    environment = {"DENPEX_STORE": "", "DENPEX_DATA_DIR": str(tmp_path)}
+    result = run(
+        "diagnose",
+        str(CORPUS / "exc-keyerror"),
+        "--threshold",
+        "0.99",
+        "-f",
+        "json",
+        env=environment,
+    )
+    diagnosis = json.loads(result.stdout)
+    assert diagnosis["status"] == "best_effort"
+    assert diagnosis["root_causes"][0]["source"] == "retrieval"
+    assert diagnosis["curation_id"]

@@ -1,0 +1,150 @@
+"""The incident history denpex ships with, so that retrieval has neighbours from the first run.
+
+Consumes the packaged `seed/incidents.jsonl`: every labelled failure of `evals/corpus` and
+`evals/heldout` as the incident store holds an incident for retrieval (its masked lines) with its
+label and source; produces those incidents in a store, each confirmed with its label.
+`python -m denpex.retrieval.seed --write` rebuilds the file from the eval folders (run it when
+cases are added); a test checks that it covers them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from denpex.models import Diagnosis, Provenance, Status
+from denpex.store.records import IncidentDraft
+from denpex.store.store import IncidentStore, StoreError
+
+SEED_CURATOR = "denpex seed history"
+SEED_RESOURCE = "seed/incidents.jsonl"
+_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/denpex/seed-history")
+
+
+@dataclass(frozen=True)
+class SeedIncident:
+    case: str
+    source: str
+    failure_class: str
+    templates: tuple[str, ...]
+
+    @property
+    def incident_id(self) -> str:
+        """The same id in every store, so seeding twice adds nothing."""
+        return uuid.uuid5(_ID_NAMESPACE, self.case).hex
+
+
+def load_seed(text: str | None = None) -> list[SeedIncident]:
+    """The packaged seed incidents (or those in `text`, one JSON object per line)."""
+    if text is None:
+        text = resources.files("denpex.retrieval").joinpath(SEED_RESOURCE).read_text("utf-8")
+    incidents = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        item = json.loads(line)
+        incidents.append(
+            SeedIncident(
+                case=item["case"],
+                source=item["source"],
+                failure_class=item["failure_class"],
+                templates=tuple(item["templates"]),
+            )
+        )
+    return incidents
+
+
+def seed_store(
+    store: IncidentStore, seed: Sequence[SeedIncident], *, denpex_version: str, rules_version: str
+) -> int:
+    """Adds the seed incidents the store lacks, confirmed with their labels; how many it added."""
+    added = 0
+    for item in seed:
+        if _present(store, item.incident_id) or not item.templates:
+            continue
+        diagnosis = Diagnosis(
+            status=Status.unknown,
+            summary=f"Seed incident {item.case} ({item.source}), labelled {item.failure_class}.",
+            provenance=Provenance(
+                denpex_version=denpex_version, rules_version=rules_version, elapsed_ms=0
+            ),
+        )
+        draft = IncidentDraft(
+            diagnosis=diagnosis, inputs=[], excerpt=[], templates=list(item.templates), queue=False
+        )
+        store.add(draft, incident_id=item.incident_id)
+        store.confirm(item.incident_id, item.failure_class, by=SEED_CURATOR, note=item.source)
+        added += 1
+    return added
+
+
+def _present(store: IncidentStore, incident_id: str) -> bool:
+    try:
+        store.get(incident_id)
+    except StoreError:
+        return False
+    return True
+
+
+# --- building the file from the eval folders ---------------------------------------------------
+
+
+def build_seed(corpora: Sequence[Path]) -> list[dict[str, object]]:
+    """Each labelled failure's masked lines, as the hybrid path records them."""
+    from denpex.match.library import load_library
+    from denpex.retrieval.corpus import load_corpora
+    from denpex.retrieval.embedder import SentenceTransformerEmbedder
+    from denpex.retrieval.evaluate import index_corpus, scratch_path
+
+    cases = load_corpora(corpora)
+    labels = {case.name: case for case in cases}
+    with tempfile.TemporaryDirectory(prefix="denpex-seed-") as workdir:
+        path = scratch_path(Path(workdir), SentenceTransformerEmbedder())
+        indexed = index_corpus(cases, path, load_library(), threshold=0.6)
+        incidents = path.store.incidents(item.incident_id for item in indexed)
+        by_id = {incident.id: incident for incident in incidents}
+        rows = []
+        for item in indexed:
+            case = labels[item.case.name]
+            rows.append(
+                {
+                    "case": case.name,
+                    "source": _source_of(case.directory),
+                    "failure_class": case.failure_class,
+                    "templates": by_id[item.incident_id].templates,
+                }
+            )
+    return rows
+
+
+def _source_of(directory: Path) -> str:
+    expected = json.loads((directory / "expected.json").read_text(encoding="utf-8"))
+    return str(expected.get("source") or directory.name)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "corpora", nargs="*", type=Path, default=[Path("evals/corpus"), Path("evals/heldout")]
+    )
+    parser.add_argument("--write", action="store_true", help=f"write retrieval/{SEED_RESOURCE}")
+    args = parser.parse_args(argv)
+    rows = build_seed(args.corpora)
+    text = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
+    if args.write:
+        target = Path(__file__).resolve().parent / SEED_RESOURCE
+        target.write_text(text, encoding="utf-8")
+        print(f"{len(rows)} seed incidents written to {target}")
+    else:
+        print(text, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

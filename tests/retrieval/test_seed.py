@@ -1,0 +1,43 @@
+"""The seed history: every labelled eval failure, ready to give retrieval neighbours at once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from denpex.retrieval.seed import SEED_CURATOR, load_seed, seed_store
+from denpex.store.store import open_store, store_url
+from tests.conftest import REPO
+
+
+def _labelled_failures() -> dict[str, str]:
+    labels = {}
+    for folder in ("corpus", "heldout"):
+        for expected in sorted((REPO / "evals" / folder).glob("*/expected.json")):
+            document = json.loads(expected.read_text(encoding="utf-8"))
+            if document["failure_class"] is not None:
+                labels[document["case"]] = document["failure_class"]
+    return labels
+
+
+def test_the_packaged_seed_is_every_labelled_failure_of_the_evals_with_its_label() -> None:
+    seed = {item.case: item.failure_class for item in load_seed()}
+    assert seed == _labelled_failures(), (
+        "retrieval/seed/incidents.jsonl is stale: run python -m denpex.retrieval.seed --write"
+    )
+    # A case in which denpex finds no abnormal line at all has nothing to be retrieved by.
+    without_lines = [item.case for item in load_seed() if not item.templates]
+    assert len(without_lines) <= len(seed) // 20, without_lines
+
+
+def test_seeding_adds_each_incident_once_confirmed_with_its_label(tmp_path: Path) -> None:
+    store = open_store(store_url(str(tmp_path / "incidents.sqlite")))
+    seed = load_seed()[:5]
+    assert seed_store(store, seed, denpex_version="test", rules_version="seed") == 5
+    assert seed_store(store, seed, denpex_version="test", rules_version="seed") == 0
+    first = store.get(seed[0].incident_id)
+    assert first.confirmed_class == seed[0].failure_class
+    assert first.confirmed_by == SEED_CURATOR
+    assert first.confirmed_note == seed[0].source
+    assert first.templates == list(seed[0].templates)
+    assert store.count() == 5
