@@ -205,6 +205,7 @@ def run_command_line(
     ] = OutputFormat.text,
     rules: RulesOption = None,
     cache: CacheOption = True,
+    store: StoreOption = None,
 ) -> None:
     """Run a training command; keep its exit code and diagnose it when it fails.
 
@@ -228,7 +229,8 @@ def run_command_line(
     options = DiagnoseOptions(rules_dir=rules, cache_dir=default_cache_dir() if cache else None)
     inputs = [str(target), *(str(p) for p in collect or [])]
     try:
-        diagnosis = diagnose(inputs, options)
+        hybrid = _hybrid_path(store, None, None, None, None)
+        diagnosis = diagnose(inputs, options, hybrid=hybrid)
     except DenpexError as error:
         stderr.print(
             f"denpex: the command failed (exit {result.exit_code}) and could not be "
