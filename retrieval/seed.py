@@ -63,10 +63,16 @@ def load_seed(text: str | None = None) -> list[SeedIncident]:
 def seed_store(
     store: IncidentStore, seed: Sequence[SeedIncident], *, denpex_version: str, rules_version: str
 ) -> int:
-    """Adds the seed incidents the store lacks, confirmed with their labels; how many it added."""
+    """Adds the seed incidents the store lacks, confirmed with their labels; how many it added.
+
+    Incidents are added in order, so a store that has the last one has them all: the common case
+    (every run after the first) costs one lookup."""
+    retrievable = [item for item in seed if item.templates]
+    if not retrievable or _present(store, retrievable[-1].incident_id):
+        return 0
     added = 0
-    for item in seed:
-        if _present(store, item.incident_id) or not item.templates:
+    for item in retrievable:
+        if _present(store, item.incident_id):
             continue
         diagnosis = Diagnosis(
             status=Status.unknown,
@@ -103,7 +109,6 @@ def build_seed(corpora: Sequence[Path]) -> list[dict[str, object]]:
     from denpex.retrieval.evaluate import index_corpus, scratch_path
 
     cases = load_corpora(corpora)
-    labels = {case.name: case for case in cases}
     with tempfile.TemporaryDirectory(prefix="denpex-seed-") as workdir:
         path = scratch_path(Path(workdir), SentenceTransformerEmbedder())
         indexed = index_corpus(cases, path, load_library(), threshold=0.6)
@@ -111,12 +116,11 @@ def build_seed(corpora: Sequence[Path]) -> list[dict[str, object]]:
         by_id = {incident.id: incident for incident in incidents}
         rows = []
         for item in indexed:
-            case = labels[item.case.name]
             rows.append(
                 {
-                    "case": case.name,
-                    "source": _source_of(case.directory),
-                    "failure_class": case.failure_class,
+                    "case": item.case.name,
+                    "source": _source_of(item.case.directory),
+                    "failure_class": item.case.failure_class,
                     "templates": by_id[item.incident_id].templates,
                 }
             )

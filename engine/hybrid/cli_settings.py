@@ -45,10 +45,15 @@ STORE_OFF = frozenset({"off", "none", "no", "false", "0"})
 DEFAULT_STORE_FILE = "incidents.sqlite"
 
 
+def default_store(environment: HybridEnvironment) -> str:
+    """The SQLite file in the data folder, used when no store is named."""
+    return str(_data_dir(environment) / DEFAULT_STORE_FILE)
+
+
 def chosen_store(store: str | None, environment: HybridEnvironment) -> str | None:
-    """The store to use: `--store`, else `DENPEX_STORE`, else the SQLite file in the data folder;
-    None when either says `off`."""
-    chosen = store or environment.store or str(_data_dir(environment) / DEFAULT_STORE_FILE)
+    """The store to use: `--store`, else `DENPEX_STORE`, else the default store; None when
+    either says `off`."""
+    chosen = store or environment.store or default_store(environment)
     return None if chosen.strip().lower() in STORE_OFF else chosen
 
 
@@ -84,7 +89,7 @@ def hybrid_settings(
             context_tokens=environment.llm_context_tokens,
         )
     return HybridSettings(
-        seed=store is None and not environment.store,
+        seed=chosen == default_store(environment),
         store_url=url,
         index_path=index or environment.index or index_path_for(url, _data_dir(environment)),
         llm=llm,

@@ -37,7 +37,7 @@ from denpex.models import Diagnosis, RootCause, Status
 from denpex.retrieval.embedder import Embedder, SentenceTransformerEmbedder
 from denpex.retrieval.index import FaissIndex, VectorIndex
 from denpex.retrieval.similar import ClassVote, Neighbour, SimilarIncidents, vote
-from denpex.store.records import ExcerptLine, IncidentDraft, InputDigest
+from denpex.store.records import ExcerptLine, IncidentDraft, input_digests
 from denpex.store.store import IncidentStore, StoreError, open_store
 from denpex.timeline.order import OrderedTimeline
 
@@ -292,16 +292,7 @@ class HybridCase:
             diagnosis = diagnosis.model_copy(update={"curation_id": self.incident_id})
         draft = IncidentDraft(
             diagnosis=diagnosis,
-            inputs=[
-                InputDigest(
-                    source=i.source,
-                    kind=i.kind,
-                    bytes=i.bytes,
-                    lines=i.lines,
-                    sha256=seen.digests.get(i.source),
-                )
-                for i in diagnosis.inputs
-            ],
+            inputs=input_digests(diagnosis.inputs, seen.digests),
             excerpt=seen.excerpt,
             templates=seen.templates,
             embedder=self.path.embedder.name,

@@ -7,12 +7,13 @@ about SQL.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from denpex.models import Diagnosis
+from denpex.models import Diagnosis, InputSummary
 
 
 class _Record(BaseModel):
@@ -27,6 +28,16 @@ class InputDigest(_Record):
     bytes: int
     lines: int
     sha256: str | None = Field(None, description="null when the input could not be re-read")
+
+
+def input_digests(inputs: Sequence[InputSummary], sha256: Mapping[str, str]) -> list[InputDigest]:
+    """The inputs a diagnosis read, each with the digest of its bytes when it was re-read."""
+    return [
+        InputDigest(
+            source=i.source, kind=i.kind, bytes=i.bytes, lines=i.lines, sha256=sha256.get(i.source)
+        )
+        for i in inputs
+    ]
 
 
 class ExcerptLine(_Record):

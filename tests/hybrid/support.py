@@ -14,7 +14,7 @@ from denpex.match.scan import Matcher
 from denpex.models import Diagnosis
 from denpex.pipeline import DiagnoseOptions, diagnose_scan, scan_inputs
 from denpex.retrieval.corpus import load_cases
-from denpex.store.records import ExcerptLine, IncidentDraft, InputDigest
+from denpex.store.records import ExcerptLine, IncidentDraft, input_digests
 from denpex.timeline.order import build_timeline
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -55,21 +55,24 @@ def observe(paths: list[str], threshold: float = 0.6) -> Observed:
 def draft_of(observed: Observed, *, queue: bool = False) -> IncidentDraft:
     return IncidentDraft(
         diagnosis=observed.diagnosis,
-        inputs=[
-            InputDigest(
-                source=i.source,
-                kind=i.kind,
-                bytes=i.bytes,
-                lines=i.lines,
-                sha256=observed.digests.get(i.source),
-            )
-            for i in observed.diagnosis.inputs
-        ],
+        inputs=input_digests(observed.diagnosis.inputs, observed.digests),
         excerpt=observed.excerpt,
         templates=observed.templates,
         embedder="all-MiniLM-L6-v2",
         queue=queue,
     )
+
+
+# Fixture cases enough to exercise every measure of the hybrid evaluations quickly.
+QUICK_SUBSET = [
+    "ckpt-missing",
+    "ckpt-size",
+    "ckpt-unexpected",
+    "killed-rank0",
+    "killed-rank1",
+    "exc-keyerror",
+    "clean",
+]
 
 
 def copy_cases(names: list[str], target: Path) -> Path:

@@ -6,17 +6,8 @@ import pytest
 
 from denpex.hybrid.family_out import evaluate_family_out
 from denpex.match.library import load_library
+from tests.hybrid.support import QUICK_SUBSET as SUBSET
 from tests.hybrid.support import copy_cases
-
-SUBSET = [
-    "ckpt-missing",
-    "ckpt-size",
-    "ckpt-unexpected",
-    "killed-rank0",
-    "killed-rank1",
-    "exc-keyerror",
-    "clean",
-]
 
 
 @pytest.fixture(scope="module")

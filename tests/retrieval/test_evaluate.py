@@ -11,17 +11,8 @@ from denpex.errors import InputError
 from denpex.match.library import load_library
 from denpex.retrieval.corpus import load_cases
 from denpex.retrieval.evaluate import evaluate_retrieval
+from tests.hybrid.support import QUICK_SUBSET as SUBSET
 from tests.hybrid.support import copy_cases
-
-SUBSET = [
-    "ckpt-missing",
-    "ckpt-size",
-    "ckpt-unexpected",
-    "killed-rank0",
-    "killed-rank1",
-    "exc-keyerror",
-    "clean",
-]
 
 
 @pytest.fixture(scope="module")
