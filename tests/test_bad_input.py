@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import gzip
+import os
+import threading
 from pathlib import Path
 
+import pytest
+
+from denpex.errors import InputError
+from denpex.ingest.sources import MAX_DIRECTORY_DEPTH
 from denpex.models import Status
 from tests.conftest import BAD_SAMPLE, diagnose_paths
 
@@ -59,3 +65,51 @@ def test_an_empty_file_is_an_input_with_no_lines(tmp_path: Path) -> None:
     diagnosis = diagnose_paths([str(tmp_path)])
     assert diagnosis.status is Status.no_failure
     assert diagnosis.inputs[0].lines == 0
+
+
+def test_a_pipe_inside_a_folder_is_skipped_not_waited_on(tmp_path: Path) -> None:
+    (tmp_path / "rank3.log").write_bytes(RANK3)
+    os.mkfifo(tmp_path / "rank0.log")  # nobody will ever write to it
+    diagnosis = diagnose_paths([str(tmp_path)])
+    assert diagnosis.root_causes[0].originating_rank == 3
+    assert any("rank0.log" in w and "not a regular file" in w for w in diagnosis.warnings)
+
+
+def test_a_pipe_named_on_the_command_line_is_read(tmp_path: Path) -> None:
+    pipe = tmp_path / "rank3.log"
+    os.mkfifo(pipe)
+    writer = threading.Thread(target=pipe.write_bytes, args=(RANK3,))
+    writer.start()
+    diagnosis = diagnose_paths([str(pipe)])
+    writer.join()
+    assert "IndexError" in diagnosis.root_causes[0].evidence[0].text
+
+
+def test_numbers_too_long_to_be_ranks_or_pids_are_not_read_as_ones(tmp_path: Path) -> None:
+    huge = b"9" * 5000
+    lines = [
+        b"[rank" + huge + b"]: RuntimeError: boom",
+        b"[default" + huge + b"]: RuntimeError: boom",
+        b"gpu-001:" + huge + b":77 [0] NCCL INFO comm 0x1 rank 0 nranks 2 - Init COMPLETE",
+        b"  Process " + huge + b" terminated with exit code 1",
+    ]
+    (tmp_path / "launcher.log").write_bytes(b"\n".join(lines) + b"\n")
+    (tmp_path / "rank3.log").write_bytes(RANK3)
+    diagnosis = diagnose_paths([str(tmp_path)])
+    assert diagnosis.root_causes[0].originating_rank == 3
+
+
+def test_a_folder_that_links_to_itself_ends_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "self").symlink_to(tmp_path)
+    with pytest.raises(InputError, match="a link to a folder"):
+        diagnose_paths([str(tmp_path)])
+
+
+def test_folders_deeper_than_the_limit_are_not_entered_and_that_is_said(tmp_path: Path) -> None:
+    (tmp_path / "rank3.log").write_bytes(RANK3)
+    deep = tmp_path.joinpath(*["d"] * (MAX_DIRECTORY_DEPTH + 5))
+    deep.mkdir(parents=True)
+    (deep / "rank0.log").write_bytes(RANK3)
+    diagnosis = diagnose_paths([str(tmp_path)])
+    assert diagnosis.root_causes[0].originating_rank == 3
+    assert any(f"deeper than {MAX_DIRECTORY_DEPTH}" in w for w in diagnosis.warnings)

@@ -12,6 +12,7 @@ import gzip
 import io
 import os
 import shutil
+import stat
 import tarfile
 import tempfile
 import zipfile
@@ -28,6 +29,7 @@ STDIN = "-"
 _SNIFF = 8192
 _MAX_NESTING = 2
 _MAX_MEMBERS = 100_000
+MAX_DIRECTORY_DEPTH = 64
 READ_ERRORS = (OSError, EOFError, zlib.error, tarfile.TarError, zipfile.BadZipFile)
 
 
@@ -78,26 +80,79 @@ def iter_inputs(paths: list[str], stdin: BinaryIO | None, collector: Collector) 
             yield from _from_stream("<stdin>", "", stdin, collector, depth=0)
             continue
         path = Path(given)
-        if not path.exists():
-            raise InputError(f"{given}: no such file or directory")
-        if path.is_dir():
+        try:
+            mode = path.stat().st_mode
+        except OSError as error:
+            raise InputError(f"{given}: {_no_such(error)}") from None
+        if stat.S_ISDIR(mode):
             yield from _from_directory(path, given, collector)
-        else:
+        elif stat.S_ISREG(mode):
             yield from _from_file(path, given, path.name, collector, depth=0)
+        else:
+            # A pipe named on the command line (`<(zcat job.log.gz)`) has a writer: read it once.
+            with path.open("rb") as stream:
+                yield from _from_stream(given, path.name, stream, collector, depth=0)
+
+
+def _no_such(error: OSError) -> str:
+    if isinstance(error, FileNotFoundError):
+        return "no such file or directory"
+    return f"cannot be read ({error.strerror or error})"
 
 
 def _from_directory(root: Path, shown: str, collector: Collector) -> Iterator[Input]:
-    for directory, subdirs, files in os.walk(root, followlinks=False):
-        subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
-        for file_name in sorted(files):
-            if file_name.startswith("."):
-                continue
-            path = Path(directory) / file_name
+    """Regular files under `root`, depth-first in name order. Links that leave `root`, links to
+    folders (which can loop), pipes, sockets and devices are skipped with a warning; folders
+    deeper than `MAX_DIRECTORY_DEPTH` are not entered."""
+    resolved_root = root.resolve()
+    pending: list[tuple[Path, int]] = [(root, 0)]
+    while pending:
+        directory, depth = pending.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = sorted(
+                    (e for e in listing if not e.name.startswith(".")), key=lambda e: e.name
+                )
+        except OSError as error:
+            collector.warn(
+                f"{_shown(shown, root, directory)}: skipped, cannot be listed "
+                f"({error.strerror or error})"
+            )
+            continue
+        subfolders: list[Path] = []
+        for entry in entries:
+            path = Path(entry.path)
             relative = path.relative_to(root).as_posix()
-            if path.is_symlink() and not path.resolve().is_relative_to(root.resolve()):
-                collector.warn(f"{shown}/{relative}: skipped, a link that leaves {shown}")
+            where = f"{shown.rstrip('/')}/{relative}"
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    subfolders.append(path)
+                    continue
+                if entry.is_symlink() and not path.resolve().is_relative_to(resolved_root):
+                    collector.warn(f"{where}: skipped, a link that leaves {shown}")
+                    continue
+                mode = entry.stat().st_mode
+            except (OSError, RuntimeError) as error:  # RuntimeError: a link loop in resolve()
+                collector.warn(f"{where}: skipped, cannot be read ({error})")
                 continue
-            yield from _from_file(path, f"{shown.rstrip('/')}/{relative}", relative, collector, 0)
+            if stat.S_ISDIR(mode):
+                collector.warn(f"{where}: skipped, a link to a folder")
+            elif not stat.S_ISREG(mode):
+                collector.warn(f"{where}: skipped, not a regular file (a pipe, socket or device)")
+            else:
+                yield from _from_file(path, where, relative, collector, 0)
+        if subfolders and depth + 1 > MAX_DIRECTORY_DEPTH:
+            collector.warn(
+                f"{_shown(shown, root, directory)}: folders below it skipped, deeper than "
+                f"{MAX_DIRECTORY_DEPTH} levels"
+            )
+            continue
+        pending.extend((folder, depth + 1) for folder in reversed(subfolders))
+
+
+def _shown(shown: str, root: Path, directory: Path) -> str:
+    relative = directory.relative_to(root).as_posix()
+    return shown if relative == "." else f"{shown.rstrip('/')}/{relative}"
 
 
 def _from_file(
