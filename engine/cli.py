@@ -250,7 +250,9 @@ def run_command_line(
 def serve_command(
     tenants: Annotated[
         Path,
-        typer.Option(help="JSON file mapping each tenant id to its signing secret"),
+        typer.Option(
+            help='JSON file: {"tenant": "secret"} or {"tenant": {"secret": ..., "features": [...]}}'
+        ),
     ],
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port to listen on")] = 8080,
@@ -261,21 +263,14 @@ def serve_command(
     import uvicorn
 
     from denpex.api.app import ApiSettings, create_app
+    from denpex.api.auth import tenants_from_config
 
     try:
-        secrets = json.loads(tenants.read_text(encoding="utf-8"))
+        configured = tenants_from_config(json.loads(tenants.read_text(encoding="utf-8")))
     except (OSError, ValueError) as error:
-        fail(f"{tenants}: cannot read tenants ({error})")
-    if (
-        not isinstance(secrets, dict)
-        or not secrets
-        or not all(
-            isinstance(k, str) and isinstance(v, str) and len(v) >= 16 for k, v in secrets.items()
-        )
-    ):
-        fail(f'{tenants}: expected {{"tenant": "secret of 16+ characters", ...}}')
+        fail(f"{tenants}: cannot use the tenants file ({error})")
     settings = ApiSettings(
-        tenants=secrets, rules_dir=rules, cache_dir=default_cache_dir() if cache else None
+        tenants=configured, rules_dir=rules, cache_dir=default_cache_dir() if cache else None
     )
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
 
