@@ -22,7 +22,7 @@ from denpex.hang.dumps import DumpError, rank_from_name
 from denpex.hang.inputs import dump_files
 from denpex.hang.models import HangReport
 from denpex.hang.triage import HangOptions, triage_dumps
-from denpex.ingest.sources import Collector, iter_inputs
+from denpex.ingest.sources import Collector, InputLimits, iter_inputs
 from denpex.match.library import Library, load_library
 from denpex.match.scan import Matcher, ScannedInput
 from denpex.models import Diagnosis, InputSummary
@@ -57,6 +57,8 @@ class DiagnoseOptions:
     confidence_threshold: float = 0.6
     cache_dir: Path | None = None
     """Where parsed signatures and compiled scanner databases are kept between runs."""
+    limits: InputLimits = field(default_factory=InputLimits)
+    """Bounds on reading the inputs (unpacked bytes, a deadline)."""
 
 
 @dataclass
@@ -84,8 +86,9 @@ def scan_inputs(
     matcher: Matcher,
     stdin: BinaryIO | None = None,
     progress: ProgressCallback | None = None,
+    limits: InputLimits | None = None,
 ) -> ScanResult:
-    collector = Collector([])
+    collector = Collector([], limits or InputLimits())
     result = ScanResult(warnings=collector.warnings)
     fallback_year: int | None = None
     for item in iter_inputs(paths, stdin, collector):
@@ -124,7 +127,7 @@ def diagnose(
         library = library or load_library(options.rules_dir, cache_dir=options.cache_dir)
         matcher = Matcher(library, options.backend, options.cache_dir)
     case = hybrid.case(paths, stdin) if hybrid is not None else None
-    scan = scan_inputs(paths, matcher, case.stdin if case else stdin, progress)
+    scan = scan_inputs(paths, matcher, case.stdin if case else stdin, progress, options.limits)
     return diagnose_scan(scan, matcher.library, options, started, case)
 
 

@@ -26,7 +26,8 @@ from denpex import __version__
 from denpex.api.auth import AuthError, MemoryNonces, NonceLedger, NotAllowed, Tenant, Verifier
 from denpex.api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from denpex.api.metrics import ApiMetrics
-from denpex.errors import DenpexError
+from denpex.errors import DenpexError, InputTooLarge, InputTooSlow
+from denpex.ingest.sources import InputLimits
 from denpex.match.library import load_library
 from denpex.match.scan import Matcher
 from denpex.models import Diagnosis
@@ -42,6 +43,10 @@ class ApiSettings:
     cache_dir: Path | None = None
     confidence_threshold: float = 0.6
     max_body_bytes: int = 256 * 1024 * 1024
+    max_unpacked_bytes: int = 2 * 1024**3
+    """What one request's archives and compressed files may unpack to."""
+    request_time_limit_s: float = 120.0
+    """How long reading one request's inputs may take."""
     max_skew_s: float = 300.0
 
 
@@ -194,12 +199,20 @@ def create_app(settings: ApiSettings, nonces: NonceLedger | None = None) -> Fast
         options = DiagnoseOptions(
             confidence_threshold=state.settings.confidence_threshold,
             cache_dir=state.settings.cache_dir,
+            limits=InputLimits(
+                max_unpacked_bytes=state.settings.max_unpacked_bytes,
+                deadline=time.monotonic() + state.settings.request_time_limit_s,
+            ),
         )
         started = time.perf_counter()
         try:
             diagnosis: Diagnosis = diagnose(
                 ["-"], options, matcher=state.matcher, stdin=io.BytesIO(body)
             )
+        except InputTooLarge as error:
+            raise HTTPException(413, str(error)) from None
+        except InputTooSlow as error:
+            raise HTTPException(503, str(error)) from None
         except DenpexError as error:
             raise HTTPException(400, str(error)) from None
         state.metrics.diagnoses.labels(diagnosis.status.value).inc()

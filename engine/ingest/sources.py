@@ -11,19 +11,19 @@ from __future__ import annotations
 import gzip
 import io
 import os
-import shutil
 import stat
 import tarfile
 import tempfile
+import time
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from denpex.errors import InputError
+from denpex.errors import InputError, InputTooLarge, InputTooSlow
 
 STDIN = "-"
 _SNIFF = 8192
@@ -41,16 +41,46 @@ class Input:
     relative: str
     size: int | None
     open: Callable[[], AbstractContextManager[BinaryIO]]
+    packed: bool = False
+    """Unpacked from an archive or a compressed file: its bytes count against the unpacked cap."""
+
+
+DEFAULT_MAX_UNPACKED_BYTES = 16 * 1024**3
+
+
+@dataclass(frozen=True)
+class InputLimits:
+    """Bounds on one diagnosis's reading. A compressed input can claim any size, so the bytes
+    unpacked from archives and compressed files are capped; a service also sets a deadline."""
+
+    max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES
+    deadline: float | None = None
+    """A `time.monotonic()` value past which reading stops with an `InputError`."""
 
 
 @dataclass
 class Collector:
-    """Warnings gathered while walking inputs; every skip or partial read is said here."""
+    """Warnings gathered while walking inputs; every skip or partial read is said here. It also
+    keeps the count of unpacked bytes against `limits`."""
 
     warnings: list[str]
+    limits: InputLimits = field(default_factory=InputLimits)
+    unpacked_bytes: int = 0
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
+
+    def account(self, name: str, size: int, packed: bool) -> None:
+        """Counts `size` bytes just read from `name`; raises InputError past a limit."""
+        if packed:
+            self.unpacked_bytes += size
+            if self.unpacked_bytes > self.limits.max_unpacked_bytes:
+                raise InputTooLarge(
+                    f"{name}: archives and compressed files unpack to more than "
+                    f"{self.limits.max_unpacked_bytes} bytes (the max_unpacked_bytes limit)"
+                )
+        if self.limits.deadline is not None and time.monotonic() > self.limits.deadline:
+            raise InputTooSlow(f"{name}: reading the inputs ran past the time limit")
 
 
 def _kind_of_header(header: bytes) -> str:
@@ -72,7 +102,22 @@ def safe_member_name(name: str) -> tuple[str, bool]:
 
 
 def iter_inputs(paths: list[str], stdin: BinaryIO | None, collector: Collector) -> Iterator[Input]:
-    """Every input under `paths`, in a stable order. Raises InputError for a missing path."""
+    """Every input under `paths`, in a stable order, each read within the collector's limits.
+    Raises InputError for a missing path and for an input past a limit."""
+    for found in _walk_inputs(paths, stdin, collector):
+        yield replace(found, open=_metered(found, collector))
+
+
+def _metered(found: Input, collector: Collector) -> Callable[[], AbstractContextManager[BinaryIO]]:
+    @contextmanager
+    def open_metered() -> Iterator[BinaryIO]:
+        with found.open() as stream:
+            yield _Metered(stream, found.name, found.packed, collector)  # type: ignore[misc]
+
+    return open_metered
+
+
+def _walk_inputs(paths: list[str], stdin: BinaryIO | None, collector: Collector) -> Iterator[Input]:
     for given in paths:
         if given == STDIN:
             if stdin is None:
@@ -180,7 +225,9 @@ def _from_stream(
     # A stream cannot be rewound, so spool it; the spool moves to disk past 64 MiB.
     with tempfile.SpooledTemporaryFile(max_size=64 * 1024 * 1024) as spool:
         try:
-            shutil.copyfileobj(stream, spool, 1024 * 1024)
+            while block := stream.read(1024 * 1024):
+                collector.account(shown, len(block), packed=depth > 0)
+                spool.write(block)
         except READ_ERRORS as error:
             collector.warn(f"{shown}: read stopped early ({error})")
         size = spool.tell()
@@ -193,7 +240,7 @@ def _from_stream(
             yield spool  # type: ignore[misc]  # the spool outlives each reader
 
         if kind == "plain":
-            yield Input(shown, relative, size, reopen)
+            yield Input(shown, relative, size, reopen, packed=depth > 0)
         elif kind == "zip":
             yield from _from_zip(reopen, shown, collector, depth)
         else:
@@ -239,7 +286,7 @@ def _gzip_log(
         with opener() as raw:
             yield gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[misc]
 
-    yield Input(shown, relative.removesuffix(".gz"), None, open_gzip)
+    yield Input(shown, relative.removesuffix(".gz"), None, open_gzip, packed=True)
 
 
 def _tar_members(
@@ -271,7 +318,9 @@ def _tar_members(
             if _kind_of_header(head) != "plain":
                 yield from _nested(member_shown, name, body, collector, depth)
                 continue
-            yield Input(member_shown, name, member.size, lambda body=body: nullcontext(body))
+            yield Input(
+                member_shown, name, member.size, lambda body=body: nullcontext(body), packed=True
+            )
     except READ_ERRORS as error:
         collector.warn(f"{shown}: archive is damaged or truncated after {read} members ({error})")
 
@@ -315,6 +364,7 @@ def _from_zip(
                     name,
                     info.file_size,
                     lambda info=info: archive.open(info),  # type: ignore[misc]
+                    packed=True,
                 )
 
 
@@ -336,6 +386,29 @@ class Rejoined(io.RawIOBase):
             head, self._head = self._head[:size], self._head[size:]
             return head
         return self._rest.read(size)
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class _Metered(io.RawIOBase):
+    """A stream whose reads are counted against the collector's limits."""
+
+    def __init__(self, stream: BinaryIO, name: str, packed: bool, collector: Collector) -> None:
+        self._stream = stream
+        self._name = name
+        self._packed = packed
+        self._collector = collector
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:  # type: ignore[override]
+        data = self._stream.read(size)
+        self._collector.account(self._name, len(data), self._packed)
+        return data
 
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
         data = self.read(len(buffer))
