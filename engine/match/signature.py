@@ -77,6 +77,24 @@ class Pattern(_Strict):
 class MatchExample(_Strict):
     line: str
     captures: dict[str, str] = Field(default_factory=dict)
+    rendered: bool = Field(
+        False,
+        description="rendered from the emitter's format string; a line copied from a real log "
+        "has no flag",
+    )
+
+
+class SourceRef(_Strict):
+    """Where a generated signature's message is printed, in the newest release that prints it."""
+
+    file: str
+    line: int = Field(ge=1)
+    format: str = Field(description="the format string exactly as in the source")
+
+
+HAND_WRITTEN_MIN_PRIORITY = 10
+"""Hand-written signatures have priority >= 10; catalog ones stay below, so on a line both
+match, the hand-written one fires."""
 
 
 def _as_example(value: Any) -> Any:
@@ -117,6 +135,14 @@ class Signature(_Strict):
     references: list[str] = Field(min_length=1)
     examples: Examples
     clock_anchor: ClockAnchor | None = None
+    origin: Literal["catalog"] | None = Field(
+        None, description="catalog: generated from the emitter's source; absent: hand-written"
+    )
+    emitter: str | None = Field(None, description="the program that prints the message")
+    releases: str | None = Field(
+        None, description='release lines that print it, e.g. ">=2.18,<=2.27" or "==2.21"'
+    )
+    source: SourceRef | None = None
     locates_origin: bool = Field(
         True,
         description="false when the rank that prints the line is not where the failure began "
@@ -127,12 +153,31 @@ class Signature(_Strict):
     def family(self) -> str:
         return self.id.split(".", 1)[0]
 
+    @property
+    def generated(self) -> bool:
+        return self.origin == "catalog"
+
     @field_validator("failure_class")
     @classmethod
     def _in_taxonomy(cls, value: str | None) -> str | None:
         if value is not None and value not in classes():
             raise ValueError(f"{value!r} is not a failure class in the taxonomy")
         return value
+
+    @model_validator(mode="after")
+    def _origin_fields(self) -> Signature:
+        if self.origin == "catalog":
+            if self.emitter is None or self.source is None:
+                raise ValueError("a catalog signature names its emitter and source")
+            if self.priority >= HAND_WRITTEN_MIN_PRIORITY:
+                raise ValueError(
+                    f"a catalog signature's priority stays below {HAND_WRITTEN_MIN_PRIORITY}"
+                )
+        elif self.priority < HAND_WRITTEN_MIN_PRIORITY:
+            raise ValueError(
+                f"a hand-written signature's priority is {HAND_WRITTEN_MIN_PRIORITY} or more"
+            )
+        return self
 
     @model_validator(mode="after")
     def _category_matches_class(self) -> Signature:
