@@ -14,7 +14,6 @@ from denpex.match.lint import example_problems, lint
 from denpex.match.scan import Matcher
 from tests.conftest import EXAMPLES
 
-
 # The session's scratch cache (tests/conftest.py): compiled databases are built once, as for a user.
 CACHE = Path(os.environ["DENPEX_CACHE_DIR"])
 
