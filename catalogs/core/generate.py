@@ -151,7 +151,13 @@ def classify(entries: list[Entry], spec: SourceSpec, mapping: Mapping) -> None:
         if decision.disposition != "mapped":
             continue
         try:
-            entry.converted = convert(entry.text, entry.style, spec.captures, spec.captures_after)  # type: ignore[arg-type]
+            entry.converted = convert(
+                entry.text,
+                entry.style,  # type: ignore[arg-type]
+                spec.captures,
+                spec.captures_after,
+                spec.anchor_for(entry.level),
+            )
         except Unsafe as unsafe:
             entry.disposition, entry.reason = "excluded", str(unsafe)
             continue

@@ -228,8 +228,13 @@ def _merge_literals(pieces: list[Piece]) -> list[Piece]:
     return merged
 
 
-def _best_line(pieces: list[Piece]) -> list[Piece]:
-    """A pattern matches within one line: keep the line of the message with most literal text."""
+def _literal_size(line: list[Piece]) -> int:
+    return sum(len(p.strip()) for p in line if isinstance(p, str))
+
+
+def _lines(pieces: list[Piece]) -> list[list[Piece]]:
+    """The message's lines: a pattern matches within one line, and keeps the line with the
+    most literal text."""
     lines: list[list[Piece]] = [[]]
     for piece in pieces:
         if isinstance(piece, str) and "\n" in piece:
@@ -238,8 +243,7 @@ def _best_line(pieces: list[Piece]) -> list[Piece]:
             lines.extend([part] for part in parts[1:])
         else:
             lines[-1].append(piece)
-    cleaned = [_merge_literals(line) for line in lines]
-    return max(cleaned, key=lambda line: sum(len(p.strip()) for p in line if isinstance(p, str)))
+    return [_merge_literals(line) for line in lines]
 
 
 def _trim(pieces: list[Piece]) -> list[Piece]:
@@ -331,10 +335,16 @@ def _escape_char(char: str) -> str:
     return "\\" + char if char in _META else char
 
 
-def _check_specific(pieces: list[Piece], regex: str) -> None:
+def _check_specific(pieces: list[Piece], regex: str, anchored: bool) -> None:
+    """Alone, a message needs three words and twelve literal characters to be told from other
+    programs' lines ("close failed: %s" is not); after its emitter's own prefix (`anchor`), one
+    word of six characters will do."""
     literal = "".join(p for p in pieces if isinstance(p, str))
     words = re.findall(r"[A-Za-z]{3,}", literal)
-    if len(words) < 2 or len(re.sub(r"\s", "", literal)) < 10:
+    chars = len(re.sub(r"\s", "", literal))
+    if anchored and (not words or chars < 6):
+        raise Unsafe(TOO_GENERIC)
+    if not anchored and (len(words) < 3 or chars < 12):
         raise Unsafe(TOO_GENERIC)
     if not required_literals(regex):
         raise Unsafe("no literal of 4+ characters that every match contains")
@@ -345,18 +355,40 @@ def convert(
     style: Style,
     captures_before: Mapping[str, str] | None = None,
     captures_after: Mapping[str, str] | None = None,
+    anchor: str = "",
 ) -> Converted:
-    """The pattern for one message; raises `Unsafe` when it cannot be matched safely."""
+    """The pattern for one message; raises `Unsafe` when it cannot be matched safely.
+
+    `anchor` is the literal text the emitter prints right before its messages (NCCL's
+    "NCCL WARN "); a message too generic alone is matched after it."""
     before_names = {**DEFAULT_CAPTURES_BEFORE, **(captures_before or {})}
     after_names = {**DEFAULT_CAPTURES_AFTER, **(captures_after or {})}
-    line = _named(_best_line(parse(text, style)), before_names, after_names)
-    pieces = _trim(line)
-    if not pieces:
+    lines = _lines(parse(text, style))
+    best = max(range(len(lines)), key=lambda i: _literal_size(lines[i]))
+    line = _named(lines[best], before_names, after_names)
+    message = _trim(line)
+    try:
+        return _converted(line, message, message, anchored=False)
+    except Unsafe as unsafe:
+        # Only a message's first line follows the emitter's prefix.
+        if not anchor or str(unsafe) != TOO_GENERIC or best != 0 or not message:
+            raise
+    pieces = list(_merge_literals([anchor, *line]))
+    while pieces and (not isinstance(pieces[-1], str) or not pieces[-1].strip()):
+        pieces.pop()
+    pieces[-1] = pieces[-1].rstrip()  # type: ignore[union-attr]
+    return _converted(line, pieces, message, anchored=True)
+
+
+def _converted(
+    line: list[Piece], pieces: list[Piece], message: list[Piece], anchored: bool
+) -> Converted:
+    if not pieces or not message:
         raise Unsafe(TOO_GENERIC)
     regex = "".join(
         literal_regex(p) if isinstance(p, str) else placeholder_regex(p) for p in pieces
     )
-    _check_specific(pieces, regex)
+    _check_specific(message, regex, anchored)
     names = tuple(p.name for p in pieces if isinstance(p, Placeholder) and p.name)
     return Converted(regex=regex, pieces=tuple(pieces), line=tuple(line), captures=names)
 

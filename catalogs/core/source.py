@@ -54,6 +54,11 @@ class SourceSpec(BaseModel):
         "for the rest); may use {file} {path} {basename} {line} {level} {function}",
     )
     file_prefix: str = Field("", description="removed from the file path to give {path}")
+    anchors: dict[str, str] = Field(
+        default_factory=dict,
+        description="per level, the literal the emitter prints right before each message "
+        "(NCCL: 'NCCL WARN '); a message too generic alone is matched after it",
+    )
     captures: dict[str, str] = Field(
         default_factory=dict, description="word before a number -> capture name (over defaults)"
     )
@@ -62,6 +67,9 @@ class SourceSpec(BaseModel):
 
     def line_names(self) -> list[str]:
         return [release.line for release in self.releases]
+
+    def anchor_for(self, level: str) -> str:
+        return self.anchors.get(level) or self.anchors.get("*", "")
 
     def template_for(self, level: str) -> str:
         if isinstance(self.line_template, str):

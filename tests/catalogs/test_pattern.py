@@ -61,8 +61,9 @@ def test_length_modifiers_precision_and_pointers() -> None:
 
 
 def test_quoted_string_placeholder_stops_at_the_quote() -> None:
-    # nccl src/include/checks.h CUDACHECK
-    converted = convert("Cuda failure '%s'", "printf")
+    # nccl src/include/checks.h CUDACHECK: too generic alone, matched after NCCL's prefix
+    converted = convert("Cuda failure '%s'", "printf", anchor="NCCL WARN ")
+    assert converted.regex.startswith("NCCL WARN Cuda failure '")
     assert "[^'\\n]*" in converted.regex
     assert _search(converted.regex, "NCCL WARN Cuda failure 'out of memory'")
     assert _search(converted.regex, "NCCL WARN Cuda failure ''")
@@ -74,9 +75,22 @@ def test_percent_percent_is_a_literal_percent() -> None:
 
 
 def test_too_generic_messages_are_refused() -> None:
-    for text in ("%s", "failed: %s", "%s:%d -> %d", "Error %d"):
+    for text in ("%s", "failed: %s", "%s:%d -> %d", "Error %d", "close failed: %s"):
         with pytest.raises(Unsafe, match=TOO_GENERIC):
             convert(text, "printf")
+    for text in ("%s", "%s:%d -> %d"):
+        with pytest.raises(Unsafe, match=TOO_GENERIC):
+            convert(text, "printf", anchor="NCCL WARN ")
+
+
+def test_a_short_message_is_matched_after_its_emitters_prefix() -> None:
+    # nccl src/os/linux_socket_pair.cc
+    converted = convert("close failed: %s", "printf", anchor="NCCL WARN ")
+    assert converted.regex == "NCCL WARN close failed:"
+    # a leading placeholder stays when the prefix comes before it (nccl src/misc/socket.cc)
+    converted = convert("%s: Connect to %s failed : %s", "printf", anchor="NCCL WARN ")
+    line = "gpu-017:20315:20402 [3] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to "
+    assert _search(converted.regex, line + "10.12.3.7<43521> failed : Connection refused")
 
 
 def test_python_brace_format_and_named_fields() -> None:
@@ -127,7 +141,6 @@ def test_multiline_messages_keep_their_most_distinctive_line() -> None:
 def test_every_converted_pattern_compiles_in_both_backends() -> None:
     texts = [
         "NET/IB : Got completion from peer %s with error %d, opcode %d, len %d, vendor err %d (%s)",
-        "Cuda failure '%s'",
         "Call to ibv_create_qp failed with error %s errno %d",
         "NET/Socket : Connect to %s failed : %s",
         "Error : ring %d does not loop back to start (%d != %d)",
@@ -150,6 +163,6 @@ def test_rendered_example_matches_its_own_pattern_with_realistic_values() -> Non
     rules = value_rules(
         [{"after": r"Cuda failure '$", "value": "an illegal memory access was encountered"}]
     )
-    text, _ = render_message(convert("Cuda failure '%s'", "printf").line, rules)
+    text, _ = render_message(convert("Cuda failure '%s'", "printf", anchor="W ").line, rules)
     assert text == "Cuda failure 'an illegal memory access was encountered'"
     assert captures == {}
