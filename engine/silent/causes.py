@@ -5,8 +5,8 @@ findings in `silent`. When the rules found no failure in the logs, the findings 
 causes (best first), each with its evidence, caveat and the owner its class routes to. An
 error-based diagnosis is kept, except that a finding whose class brings about the rules' top
 class (taxonomy `consequences`: a collapsed fp16 loss scale makes the grad norm inf) is put
-before it. A suspicion (silent data corruption) keeps its capped confidence, so it never reads
-as confident.
+before it, and a suspicion on the rank where the rules' cause began comes second. A suspicion
+(silent data corruption) keeps its capped confidence, so it never reads as confident.
 """
 
 from __future__ import annotations
@@ -80,9 +80,23 @@ def with_silent_findings(
             and f.confidence >= top.confidence * 0.8
             and can_cause(f.failure_class, top.failure_class)
         ]
+        # A suspicion on the rank where the rules' cause began is its likeliest alternative.
+        alternative = [
+            f
+            for f in findings
+            if f.suspicion
+            and top.originating_rank is not None
+            and f.ranks == [top.originating_rank]
+        ]
         if deeper:
             update["root_causes"] = [to_root_cause(deeper[0]), *diagnosis.root_causes]
             update["summary"] = f"Silent failure: {deeper[0].title}; it explains the " + (
                 f"{top.failure_class} the logs show"
             )
+        elif alternative:
+            update["root_causes"] = [
+                top,
+                to_root_cause(alternative[0]),
+                *diagnosis.root_causes[1:],
+            ]
     return diagnosis.model_copy(update=update)
