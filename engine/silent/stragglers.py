@@ -4,8 +4,10 @@ Consumes the per-emitter progress series; produces `SilentFinding`s of class `st
 rank's step times (compute time when the script prints it, as it excludes waiting for peers in
 collectives; else step time; else the time between its progress lines) are compared with its
 peers' by robust statistics: a rank is slow when its median lies far outside the spread of the
-ranks' medians (median and MAD, no fixed number of seconds) and it is slower than the step's
-median rank in most steps. The cost assumes synchronous training: every rank waits for the
+ranks' medians (median and MAD, estimated again without the candidates so that several slow
+ranks do not hide each other; no fixed number of seconds) and it is slower than the step's
+median rank in most steps. When half the ranks or more are slow, neither half is an outlier and
+nothing is reported. The cost assumes synchronous training: every rank waits for the
 slowest each step, so the excess time is paid by every GPU of the job.
 """
 
@@ -22,6 +24,8 @@ MIN_PEERS = 3
 MIN_STEPS = 6
 ROBUST_Z = 5.0
 """How many robust standard deviations of the ranks' medians a slow rank lies above them."""
+CANDIDATE_Z = 3.5
+"""Ranks beyond this are left out when the peers' spread is estimated a second time."""
 RELATIVE_FLOOR = 0.02
 """The spread is never taken below this share of the median: identical ranks have MAD 0."""
 PERSISTENCE = 0.75
@@ -32,6 +36,11 @@ CAVEAT = (
     "Read from the step times the ranks print. Cost assumes synchronous data-parallel training "
     "(every rank waits for the slowest each step) and one GPU per rank."
 )
+
+
+def _centre_and_spread(values: list[float]) -> tuple[float, float]:
+    centre = median(values)
+    return centre, max(scaled_mad(values, centre), RELATIVE_FLOOR * centre, 1e-9)
 
 
 def _steady(samples: list[Sample]) -> list[Sample]:
@@ -47,10 +56,11 @@ def find_stragglers(series: list[Series]) -> list[SilentFinding]:
     if len(times) < MIN_PEERS:
         return []
     medians = {e: median([s.value for s in t]) for e, t in times.items()}
-    centre = median(list(medians.values()))
-    spread = max(scaled_mad(list(medians.values()), centre), RELATIVE_FLOOR * centre)
-    if spread <= 0:
-        return []
+    centre, spread = _centre_and_spread(list(medians.values()))
+    # Slow ranks inflate the MAD they are judged by: estimate it again without the candidates.
+    peers = [m for m in medians.values() if (m - centre) / spread <= CANDIDATE_Z]
+    if len(peers) >= MIN_PEERS and len(peers) > len(medians) / 2:
+        centre, spread = _centre_and_spread(peers)
     per_step: dict[int, dict[object, Sample]] = defaultdict(dict)
     for emitter, samples in times.items():
         for sample in samples:
