@@ -49,6 +49,7 @@ class FormatSpec(BaseModel):
     line: str
     keywords: list[str] = Field(min_length=1)
     fields: dict[str, str] = Field(default_factory=dict)
+    pairs: dict[str, list[str]] = Field(default_factory=dict)
     scale: dict[str, float] = Field(default_factory=dict)
     set: dict[str, float] = Field(default_factory=dict)
     requires: list[str] = Field(default_factory=list)
@@ -61,6 +62,20 @@ class Format:
     spec: FormatSpec
     line: re.Pattern[str]
     fields: tuple[tuple[str, re.Pattern[str]], ...]
+    pairs: dict[str, str]
+    """Printed name (normalised) -> field."""
+
+
+# A name (words joined by spaces, underscores, hyphens or slashes), then `:` or `=` or a space,
+# then a number, then an optional unit `s` (seconds).
+_PAIR = re.compile(
+    r"(?<![\w.])(?P<key>[A-Za-z][\w/]*(?:[ -][A-Za-z][\w/]*)?)\s*[:=]?\s*"
+    r"(?P<v>" + NUMBER + r")(?:s\b)?(?![\w.])"
+)
+
+
+def _key(name: str) -> str:
+    return name.lower().replace(" ", "_").replace("-", "_")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +105,8 @@ def formats() -> tuple[Format, ...]:
     loaded = []
     for raw in yaml.safe_load(text)["formats"]:
         spec = FormatSpec.model_validate(raw)
-        unknown = (set(spec.fields) | set(spec.set) | set(spec.requires)) - FIELDS
+        named = set(spec.fields) | set(spec.pairs) | set(spec.set) | set(spec.requires)
+        unknown = named - FIELDS
         if unknown:
             raise ValueError(f"progress format {spec.id}: unknown field(s) {sorted(unknown)}")
         loaded.append(
@@ -98,6 +114,7 @@ def formats() -> tuple[Format, ...]:
                 spec=spec,
                 line=re.compile(_expand(spec.line)),
                 fields=tuple((name, re.compile(_expand(rx))) for name, rx in spec.fields.items()),
+                pairs={_key(n): field for field, names in spec.pairs.items() for n in names},
             )
         )
     return tuple(loaded)
@@ -151,10 +168,18 @@ def parse_probe(message: str) -> Point | None:
 def parse_message(message: str, known: tuple[Format, ...] | None = None) -> Point | None:
     """The progress point a message states, read by the first format that recognises it."""
     for fmt in known if known is not None else formats():
+        if not any(k in message for k in fmt.spec.keywords):
+            continue
         found = fmt.line.search(message)
         if found is None:
             continue
         values: dict[str, float] = dict(fmt.spec.set)
+        if fmt.pairs:
+            for pair in _PAIR.finditer(message):
+                name = fmt.pairs.get(_key(pair["key"]))
+                value = _number(pair["v"])
+                if name is not None and name not in values and value is not None:
+                    values[name] = value
         for name, regex in fmt.fields:
             hit = regex.search(message)
             if hit is None:
