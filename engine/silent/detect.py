@@ -19,12 +19,10 @@ from denpex.silent.replicas import from_probe, from_progress
 from denpex.silent.stragglers import find_stragglers
 from denpex.taxonomy import Category, failure_class
 
-ml_numerical = Category.ml_numerical
-
 MAX_EVIDENCE = 8
 PROBE_LEAD_STEPS = 50
-"""A probe anomaly this many steps before (or any time after a numerical onset's start) names
-that event's first layer."""
+"""A probe anomaly at most this many steps before a numerical onset (or at it) names that
+event's first layer."""
 
 
 def _merged(findings: list[SilentFinding]) -> list[SilentFinding]:
@@ -53,7 +51,8 @@ def _merged(findings: list[SilentFinding]) -> list[SilentFinding]:
 def _with_layer(finding: SilentFinding, anomaly: ProbeAnomaly | None) -> SilentFinding:
     if anomaly is None or finding.layer is not None or finding.step is None:
         return finding
-    if finding.suspicion or failure_class(finding.failure_class).category is not ml_numerical:
+    numerical = failure_class(finding.failure_class).category is Category.ml_numerical
+    if finding.suspicion or not numerical:
         return finding
     if not finding.step - PROBE_LEAD_STEPS <= anomaly.step <= finding.step:
         return finding
