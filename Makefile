@@ -26,11 +26,12 @@ lint: $(STAMP)
 
 # pytest exits 5 when it collects nothing; make treats any non-zero exit as failure.
 # The corpus and held-out evaluations fail under the thresholds set from measured figures
-# (evals/thresholds.json, evals/thresholds-heldout.json).
+# (evals/thresholds.json, evals/thresholds-heldout.json, evals/thresholds-silent.json).
 test: $(STAMP) lint
 	$(BIN)/python -m pytest
 	$(BIN)/denpex eval evals/corpus --unseen --check evals/thresholds.json
 	$(BIN)/denpex eval evals/heldout --check evals/thresholds-heldout.json
+	$(BIN)/denpex eval evals/silent/cases --check evals/thresholds-silent.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -45,6 +45,40 @@ class Expected(BaseModel):
     misleading: bool = False
 
 
+class SilentLabel(BaseModel):
+    """A silent finding as labelled or found: its class, onset step and first ranks."""
+
+    failure_class: str
+    step: int | None = None
+    ranks: list[int] | None = None
+
+
+class SilentKindScore(BaseModel):
+    failure_class: str
+    expected: int
+    found: int
+    true_positives: int
+    precision: float | None
+    recall: float | None
+    onset_within_2_steps: float | None = Field(
+        description="of the true positives with a labelled step, the share found within 2 steps"
+    )
+    ranks_right: float | None = Field(
+        description="of the true positives with labelled ranks, the share naming exactly them"
+    )
+
+
+class SilentScore(BaseModel):
+    """Silent findings against the labels of the cases that carry them and the clean runs."""
+
+    cases: int
+    clean_cases: int
+    false_alarm_cases: int = Field(description="clean cases with any silent finding")
+    precision: float | None
+    recall: float | None
+    kinds: list[SilentKindScore]
+
+
 class CaseResult(BaseModel):
     case: str
     expected_class: str | None
@@ -63,6 +97,10 @@ class CaseResult(BaseModel):
     top_signature: str | None
     fired: list[str]
     error: str | None = None
+    silent_expected: list[SilentLabel] | None = Field(
+        None, description="silent findings the case shows (labelled cases and clean runs only)"
+    )
+    silent_found: list[SilentLabel] = Field(default_factory=list)
 
 
 class ReliabilityBin(BaseModel):
@@ -133,6 +171,7 @@ class EvalReport(BaseModel):
     results: list[CaseResult]
     by_signature: list[SignatureScore] = Field(default_factory=list)
     held_out: HeldOut | None = None
+    silent: SilentScore | None = None
 
 
 def case_dirs(corpus: Path) -> list[Path]:
@@ -188,6 +227,70 @@ def score_case(
         latency_ms=round(latency_ms, 1),
         top_signature=diagnosis.root_causes[0].signature_id if predicted else None,
         fired=fired,
+        silent_expected=_silent_labels(expected),
+        silent_found=[
+            SilentLabel(failure_class=f.failure_class, step=f.step, ranks=f.ranks)
+            for f in diagnosis.silent
+        ],
+    )
+
+
+def _silent_labels(expected: Expected) -> list[SilentLabel] | None:
+    """The case's silent findings: as labelled, none for a clean run, else not labelled."""
+    labelled = (expected.model_extra or {}).get("silent_findings")
+    if labelled is not None:
+        return [SilentLabel.model_validate(item) for item in labelled]
+    return [] if not expected.expect_failure else None
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def silent_score(results: list[CaseResult]) -> SilentScore | None:
+    """Per class: a found class the case is labelled with is a true positive, any other a
+    false positive; a labelled class not found is a miss."""
+    labelled = [r for r in results if r.silent_expected is not None]
+    if not labelled:
+        return None
+    kinds = sorted(
+        {x.failure_class for r in labelled for x in [*(r.silent_expected or []), *r.silent_found]}
+    )
+    scores = []
+    for kind in kinds:
+        expected = found = hits = 0
+        steps: list[bool] = []
+        ranks: list[bool] = []
+        for result in labelled:
+            want = [x for x in result.silent_expected or [] if x.failure_class == kind]
+            got = [x for x in result.silent_found if x.failure_class == kind]
+            expected, found = expected + len(want), found + len(got)
+            if want and got:
+                hits += 1
+                if want[0].step is not None and got[0].step is not None:
+                    steps.append(abs(want[0].step - got[0].step) <= 2)
+                if want[0].ranks is not None:
+                    ranks.append(sorted(want[0].ranks) == sorted(got[0].ranks or []))
+        scores.append(
+            SilentKindScore(
+                failure_class=kind,
+                expected=expected,
+                found=found,
+                true_positives=hits,
+                precision=_ratio(hits, found),
+                recall=_ratio(hits, expected),
+                onset_within_2_steps=_ratio(sum(steps), len(steps)),
+                ranks_right=_ratio(sum(ranks), len(ranks)),
+            )
+        )
+    clean = [r for r in labelled if not r.silent_expected]
+    return SilentScore(
+        cases=len(labelled),
+        clean_cases=len(clean),
+        false_alarm_cases=sum(1 for r in clean if r.silent_found),
+        precision=_ratio(sum(k.true_positives for k in scores), sum(k.found for k in scores)),
+        recall=_ratio(sum(k.true_positives for k in scores), sum(k.expected for k in scores)),
+        kinds=scores,
     )
 
 
@@ -315,6 +418,7 @@ def evaluate(
         },
         results=results,
         by_signature=by_signature(results, library),
+        silent=silent_score(results),
     )
 
 

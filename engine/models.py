@@ -86,6 +86,26 @@ class RootCause(_Model):
     )
 
 
+class SilentFinding(_Model):
+    """A failure that raised no error, read from the training signal (progress lines, probe)."""
+
+    failure_class: str = Field(
+        description="straggler, nan_or_inf, loss_divergence, loss_scale_underflow or "
+        "silent_data_corruption"
+    )
+    title: str
+    detector: str = Field(description="the check that found it, e.g. stragglers.step_time")
+    step: int | None = Field(None, description="the step where it began")
+    ranks: list[int] = Field(default_factory=list, description="where it began")
+    hosts: list[str] = Field(default_factory=list)
+    layer: str | None = Field(None, description="first layer it appeared in (probe)")
+    confidence: float = Field(ge=0.0, le=1.0)
+    suspicion: bool = Field(False, description="true when the evidence cannot make it certain")
+    caveat: str = ""
+    measurements: dict[str, float] = Field(default_factory=dict)
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
 class FirstAbnormal(_Model):
     rank: int | None
     host: str | None = None
@@ -142,4 +162,8 @@ class Diagnosis(_Model):
     )
     hang: HangReport | None = Field(
         None, description="hang triage of the Flight Recorder dumps among the inputs, if any"
+    )
+    silent: list[SilentFinding] = Field(
+        default_factory=list,
+        description="stragglers, numerical events and replica divergence the progress shows",
     )

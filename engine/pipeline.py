@@ -28,6 +28,8 @@ from denpex.match.scan import Matcher, ScannedInput
 from denpex.models import Diagnosis, InputSummary
 from denpex.reason.from_dumps import hang_hypotheses
 from denpex.reason.hypotheses import form_hypotheses
+from denpex.silent.causes import with_silent_findings
+from denpex.silent.detect import find_silent_failures
 from denpex.timeline.identity import world_size_from_ranks
 from denpex.timeline.order import OrderedTimeline, build_timeline
 from denpex.timeline.window import HOST_LOG_KINDS, HOST_LOG_LEAD_S, job_start, within_job
@@ -197,4 +199,8 @@ def diagnose_scan(
         best_effort=case.best_effort if case else None,
         hang=hang,
     )
+    # Silent failures (issue 14): read from the progress lines the scan collected; they add to
+    # the diagnosis and become root causes only when the logs show no failure.
+    silent = find_silent_failures(r for s in scan.inputs for r in s.progress)
+    diagnosis = with_silent_findings(diagnosis, silent, options.confidence_threshold)
     return case.record(diagnosis, timeline) if case else diagnosis

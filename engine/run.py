@@ -23,21 +23,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
+from denpex.telemetry import Sampler, flight_recorder_environment, scheduler_identifiers
+
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2, signal.SIGHUP)
-SCHEDULER_VARIABLES = (
-    "SLURM_JOB_ID",
-    "SLURM_STEP_ID",
-    "SLURM_NODEID",
-    "SLURM_PROCID",
-    "SLURM_JOB_NODELIST",
-    "RANK",
-    "LOCAL_RANK",
-    "WORLD_SIZE",
-    "GROUP_RANK",
-    "TORCHELASTIC_RUN_ID",
-    "KUBERNETES_SERVICE_HOST",
-    "HOSTNAME",
-)
 
 
 @dataclass(frozen=True)
@@ -68,9 +56,19 @@ def run_command(
     stdout: BinaryIO | None = None,
     stderr: BinaryIO | None = None,
     on_started: Callable[[int], None] | None = None,
+    telemetry_interval: float | None = 10.0,
 ) -> RunResult:
-    """Run `command`, recording its output into `bundle`; forwards signals while it runs."""
+    """Run `command`, recording its output into `bundle`; forwards signals while it runs.
+
+    With a `telemetry_interval`, the host is sampled while it runs (`denpex.telemetry`) and the
+    child gets Flight Recorder dumps on timeout unless the user configured them."""
     bundle.mkdir(parents=True, exist_ok=True)
+    environment, added, kept = flight_recorder_environment(os.environ, bundle)
+    sampler = Sampler(bundle, telemetry_interval) if telemetry_interval else None
+    if sampler is None:
+        environment, added, kept = dict(os.environ), {}, {}
+    else:
+        sampler.start()
     stdout = stdout or sys.stdout.buffer
     stderr = stderr or sys.stderr.buffer
     started = datetime.now(UTC)
@@ -79,8 +77,12 @@ def run_command(
         (bundle / "stderr.log").open("wb") as err_log,
     ):
         try:
-            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            child = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment
+            )
         except OSError as error:
+            if sampler is not None:
+                sampler.stop()
             raise FileNotFoundError(f"cannot run {command[0]!r}: {error.strerror}") from None
         previous = {
             number: signal.signal(number, lambda received, _frame: child.send_signal(received))
@@ -102,6 +104,9 @@ def run_command(
             for number, handler in previous.items():
                 signal.signal(number, handler)
     exit_code, signalled = _exit_code(returncode)
+    if sampler is not None:
+        sampler.stop()
+        sampler.finish(os.environ, {"set_by_denpex": added, "kept_from_user": kept})
     record = {
         "command": command,
         "host": socket.gethostname(),
@@ -109,7 +114,7 @@ def run_command(
         "ended": datetime.now(UTC).isoformat(),
         "exit_code": exit_code,
         "signal": signal.Signals(signalled).name if signalled else None,
-        "environment": {k: os.environ[k] for k in SCHEDULER_VARIABLES if k in os.environ},
+        "environment": scheduler_identifiers(os.environ),
     }
     (bundle / "command.json").write_text(json.dumps(record, indent=2) + "\n")
     return RunResult(exit_code=exit_code, bundle=bundle, signalled=signalled)

@@ -86,3 +86,16 @@ def test_a_missing_command_exits_127_with_one_line() -> None:
     result = denpex_run("--", "/nonexistent/train")
     assert result.returncode == 127
     assert result.stderr.strip().count("\n") == 0
+
+
+def test_the_bundle_holds_host_telemetry_and_flight_recorder_settings(tmp_path: Path) -> None:
+    bundle = tmp_path / "bundle"
+    show = "import os; print(os.environ.get('TORCH_FR_DUMP_TEMP_FILE')); raise SystemExit(3)"
+    result = denpex_run("--bundle", str(bundle), "--", sys.executable, "-c", show)
+    assert result.returncode == 3
+    assert result.stdout.strip() == str(bundle / "fr" / "fr_trace_rank_")
+    host = json.loads((bundle / "host.json").read_text())
+    assert host["tools"]["nvidia-smi"]["status"] in ("ok", "missing", "failed")
+    assert "TORCH_NCCL_DUMP_ON_TIMEOUT" in host["flight_recorder"]["set_by_denpex"]
+    samples = (bundle / "telemetry.jsonl").read_text().splitlines()
+    assert samples and "meminfo" in json.loads(samples[0])

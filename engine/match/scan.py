@@ -29,6 +29,7 @@ from denpex.ingest.timestamps import parse_stamp
 from denpex.match.backends import Scanner, make_scanner
 from denpex.match.library import Library, PatternRef
 from denpex.match.signature import Role
+from denpex.progress.series import MAX_RECORDS_PER_INPUT, ProgressRecord, ProgressScanner
 
 KEEP_EACH_END = 8
 CONTEXT_PER_WINDOW = 64
@@ -73,6 +74,8 @@ class ScannedInput:
     """What the input's path says about who wrote it."""
     first_time: float | None = None
     """The first timestamp among the input's opening lines, when it has one."""
+    progress: list[ProgressRecord] = field(default_factory=list)
+    """Training progress lines (step, loss, grad norm, ...), for the silent-failure checks."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +128,7 @@ class Matcher:
         context = [r for r in library.patterns if r.signature.role is Role.context]
         self._abnormal = _PatternGroup(abnormal, backend, thin=False, cache_dir=cache_dir)
         self._context = _PatternGroup(context, backend, thin=True, cache_dir=cache_dir)
+        self._progress = ProgressScanner(backend, cache_dir)
 
     @property
     def backend(self) -> str:
@@ -169,8 +173,12 @@ class Matcher:
 
             head_window: Chunk | None = None
             last: Chunk | None = None
+            progress: list[ProgressRecord] = []
             for chunk in iter_chunks(body, report):
                 keep(self._matches_in(chunk, context, self._abnormal))
+                # Silent-failure hook: progress lines, read in the same pass over the bytes.
+                room = MAX_RECORDS_PER_INPUT - len(progress)
+                progress.extend(self._progress.records_in(chunk, context, room))
                 if head_window is None:
                     head_window = _head_window(chunk)
                 last = chunk
@@ -198,6 +206,7 @@ class Matcher:
             warnings=warnings,
             who=who,
             first_time=first_time,
+            progress=progress,
         )
 
     def scan_text(self, text: str, name: str = "<text>", *, keep_all: bool = False) -> list[Match]:

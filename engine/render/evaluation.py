@@ -81,6 +81,29 @@ def render_eval_text(report: EvalReport) -> str:
             f"{held.combined_expected_calibration_error:.3f}"
         )
         console.print(_reliability_table("confidence (corpus + unseen)", held.combined_reliability))
+    if report.silent is not None:
+        silent = report.silent
+        console.print(
+            f"silent findings ({silent.cases} labelled cases, {silent.clean_cases} clean; "
+            f"clean cases with a false alarm: {silent.false_alarm_cases}): precision "
+            f"{_percent(silent.precision)}, recall {_percent(silent.recall)}"
+        )
+        table = Table(
+            "finding", "expected", "found", "right", "precision", "recall", "onset ±2", "ranks"
+        )
+        for k in silent.kinds:
+            table.add_row(
+                k.failure_class,
+                str(k.expected),
+                str(k.found),
+                str(k.true_positives),
+                _percent(k.precision),
+                _percent(k.recall),
+                _percent(k.onset_within_2_steps),
+                _percent(k.ranks_right),
+            )
+        if silent.kinds:
+            console.print(table)
     if report.by_signature:
         table = Table(
             "signature", "role", "fired in", "precision", "recall", "chosen", "chosen precision"
