@@ -14,7 +14,17 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "0": "", "a": "", "e": ""}
+_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "\\": "\\",
+    '"': '"',
+    "'": "'",
+    "0": "",
+    "a": "",
+    "e": "",
+}
 
 # <inttypes.h> macros that sit between literals: "%" PRIu64 prints like "%lu".
 _PRI = re.compile(r"^(?:PRI|SCN)([diouxX])(?:8|16|32|64|MAX|PTR|LEAST\d+|FAST\d+)$")
@@ -276,7 +286,8 @@ def string_macros(source: str) -> dict[str, str]:
     """`#define NAME "literal"` macros of one file."""
     out: dict[str, str] = {}
     for found in re.finditer(
-        r'^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+("(?:[^"\\\n]|\\.)*"(?:[ \t]*"(?:[^"\\\n]|\\.)*")*)[ \t]*$',
+        r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+"
+        r'("(?:[^"\\\n]|\\.)*"(?:[ \t]*"(?:[^"\\\n]|\\.)*")*)[ \t]*$',
         strip_comments(source),
         re.MULTILINE,
     ):

@@ -167,14 +167,18 @@ def _messages_of(root: Path, relative: str, release: str) -> list[Message]:
         level = PR_CALLS[call.name].replace("warning", "warn")
         prefix = "" if level == "cont" else pr_prefix
         add(prefix + call.text, level, call.line, call.function)
-    for call in find_calls(source, DEV_CALLS, format_arg=dict.fromkeys(DEV_CALLS, 1), macros=macros):
+    for call in find_calls(
+        source, DEV_CALLS, format_arg=dict.fromkeys(DEV_CALLS, 1), macros=macros
+    ):
         add("%s %s: " + dev_prefix + call.text, DEV_CALLS[call.name], call.line, call.function)
     for call in find_calls(source, ("pci_printk", "dev_printk"), macros=macros):
         text = literal_value(call.args[2], macros) if len(call.args) > 2 else None
         if text is not None:
             level = KERN_LEVEL.get(call.args[0].strip(), "default")
             add("%s %s: " + dev_prefix + text, level, call.line, call.function)
-    for call in find_calls(source, PRINTK_CALLS, format_arg=dict.fromkeys(PRINTK_CALLS, 0), macros=macros):
+    for call in find_calls(
+        source, PRINTK_CALLS, format_arg=dict.fromkeys(PRINTK_CALLS, 0), macros=macros
+    ):
         add(call.text, "default", call.line, call.function)
     for call in find_calls(source, EDAC_CALLS, macros=macros):
         index, prefix = EDAC_CALLS[call.name]
@@ -186,9 +190,11 @@ def _messages_of(root: Path, relative: str, release: str) -> list[Message]:
         if "{1}" in prefix or "{2}" in prefix:
             slot = 1 if "{1}" in prefix else 2
             name = literal_value(call.args[slot], macros)
-            prefix = prefix.replace("{%d}" % slot, name if name is not None else "%s")
+            prefix = prefix.replace(f"{{{slot}}}", name if name is not None else "%s")
         add(prefix + text, KERN_LEVEL.get(level_arg, "default"), call.line, call.function)
-    for call in find_calls(source, WARN_CALLS, format_arg=dict.fromkeys(WARN_CALLS, 1), macros=macros):
+    for call in find_calls(
+        source, WARN_CALLS, format_arg=dict.fromkeys(WARN_CALLS, 1), macros=macros
+    ):
         add(call.text, "warn", call.line, call.function)
     for call in find_calls(source, ("panic",), format_arg={"panic": 0}, macros=macros):
         add("Kernel panic - not syncing: " + call.text, "emerg", call.line, call.function)

@@ -69,7 +69,9 @@ def _error_tables(checkout: Path, release: str) -> list[Message]:
         clean = strip_comments(fabric.read_text(encoding="utf-8", errors="replace"))
         table = re.search(r"errstr\[\]\s*=\s*\{(.*?)\};", clean, re.DOTALL)
         if table:
-            for found in re.finditer(r'\[\s*(\w+)[^\]]*\]\s*=\s*("(?:[^"\\\n]|\\.)*")', table.group(1)):
+            for found in re.finditer(
+                r'\[\s*(\w+)[^\]]*\]\s*=\s*("(?:[^"\\\n]|\\.)*")', table.group(1)
+            ):
                 text = literal_value(found.group(2)) or ""
                 line = clean.count("\n", 0, table.start(1) + found.start()) + 1
                 out.append(_message(release, text, "src/fabric.c", line, "errstr", found.group(1)))
@@ -80,7 +82,9 @@ def _error_tables(checkout: Path, release: str) -> list[Message]:
             line = source.count("\n", 0, found.start()) + 1
             function = f"EFA_{found.group(2)}"
             text = found.group(3).strip()
-            out.append(_message(release, text, "prov/efa/src/efa_errno.h", line, "errstr", function))
+            out.append(
+                _message(release, text, "prov/efa/src/efa_errno.h", line, "errstr", function)
+            )
     return out
 
 

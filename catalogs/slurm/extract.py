@@ -4,8 +4,8 @@ append, and the job states and state reasons scontrol prints.
 Reads a Slurm release tree (`src/`). `level` is the prefix Slurm's log.c prints before the
 message as the job's output or slurmd's log shows it: the program (slurmstepd, slurmd, srun)
 and the level tag (`error: `, `fatal: `, `warning: `; none at info or verbose). Slurm's own
-format extensions (`%pJ` -> `JobId=...`, `%ps` -> `StepId=...`, `%pS`, `%pA`, `%pd`, `%pD`, `%m`) are
-written as the `%s` they print like, since log.c expands them before printf sees them.
+format extensions (`%pJ` -> `JobId=...`, `%ps` -> `StepId=...`, `%pS`, `%pA`, `%pd`, `%pD`,
+`%m`) are written as the `%s` they print like, since log.c expands them before printf sees them.
 """
 
 from __future__ import annotations
@@ -160,7 +160,9 @@ def _states(root: Path, release: str) -> list[Message]:
     else:  # up to 23.11: a switch in job_reason_string()
         rows = [
             (text, line, "job_reason_string")
-            for text, line in function_returns(defs.read_text(encoding="utf-8"), "job_reason_string")
+            for text, line in function_returns(
+                defs.read_text(encoding="utf-8"), "job_reason_string"
+            )
         ]
         file, function = defs, "job_reason_string"
     for text, line, code in rows:
