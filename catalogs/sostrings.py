@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _PRINTABLE = re.compile(rb"[\x20-\x7e\t]{6,}(?=\x00)")
-_MANGLED = re.compile(r"^_?Z|^N\d|^P?F[vN]|^St\d|^[A-Za-z0-9_:<>,*&\s]+\(.*\)$")
+_MANGLED = re.compile(r"^_?Z[NLS\d]|^N\d|^P?F[vN]|^St\d|^[A-Za-z0-9_:<>,*&\s]+\(.*\)$")
 _IDENT = re.compile(r"^[A-Za-z0-9_.:/<>\-\[\]=]+$")
 _ASSERT = re.compile(r" INTERNAL ASSERT FAILED at \"(?P<file>[^\"]+)\":(?P<line>\d+)")
 _BUILD_ROOT = "/__w/pytorch/pytorch/"
@@ -28,7 +28,7 @@ class Fragment:
     text: str
     style: str  # brace (fmt {} placeholders) | literal
     file: str  # source path (relative to the repository root) of the nearest translation unit
-    line: int  # the source line when the text names one (internal asserts), else 0
+    line: int  # the source line when the text names one (internal asserts), else 1 (unknown)
     level: str  # ASSERT for internal assertions, else FRAGMENT
 
 
@@ -52,7 +52,7 @@ def rodata(path: Path) -> bytes:
 
 def is_message(text: str) -> bool:
     """A piece that reads like (part of) a human message, not a symbol, key or path."""
-    stripped = text.strip()
+    stripped = text.strip().lstrip("*")
     if len(stripped) < 12 or _MANGLED.search(stripped) or _IDENT.match(stripped):
         return False
     if stripped.startswith(("pytorch.wait_counter", "/__w/", "TORCH_", "NCCL_", "%")):
@@ -65,7 +65,7 @@ def fragments(library: Path, path_prefixes: tuple[str, ...]) -> list[Fragment]:
     """Message-like pieces of the translation units whose source path starts with a prefix.
 
     The pieces between the first and the last string that names such a source file are taken;
-    each is attributed to the nearest source path in the layout.
+    each is attributed to the nearest translation unit's source path in the layout.
     """
     pieces = [m.group().decode("ascii") for m in _PRINTABLE.finditer(rodata(library))]
     anchors = [
@@ -78,6 +78,8 @@ def fragments(library: Path, path_prefixes: tuple[str, ...]) -> list[Fragment]:
     if not anchors:
         return []
     first, last = anchors[0][0], anchors[-1][0]
+    # attribute to a translation unit (a .cpp/.cu file), not to a header an inline check names
+    units = [a for a in anchors if a[1].endswith((".cpp", ".cc", ".cu"))]
     found: dict[str, Fragment] = {}
     for i in range(first, last + 1):
         text = pieces[i]
@@ -91,7 +93,8 @@ def fragments(library: Path, path_prefixes: tuple[str, ...]) -> list[Fragment]:
             continue
         if not is_message(text):
             continue
-        nearest = min(anchors, key=lambda a: abs(a[0] - i))[1]
+        nearest = min(units or anchors, key=lambda a: abs(a[0] - i))[1]
         style = "brace" if "{}" in text or re.search(r"\{:[^}]*\}", text) else "literal"
-        found.setdefault(text, Fragment(text, style, nearest, 0, "FRAGMENT"))
+        # a piece carries no line number; 1 stands for "somewhere in this file"
+        found.setdefault(text, Fragment(text, style, nearest, 1, "FRAGMENT"))
     return sorted(found.values(), key=lambda f: (f.file, f.line, f.text))
