@@ -166,11 +166,13 @@ class _Finder(ast.NodeVisitor):
                 )
         self.generic_visit(node)
 
-    def _add(self, node: ast.AST, msg_node: ast.AST, level: str) -> None:
+    def _add(self, node: ast.AST, msg_node: ast.AST, level: str, lazy_args: bool = False) -> None:
         got = _text_of(msg_node, self.names[-1])
         if got is None:
             return
         text, style = got
+        if lazy_args and style == "literal":
+            style = "printf"
         if not text.strip():
             return
         self.found.append(
@@ -186,7 +188,8 @@ class _Finder(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         level = _logger_call(node, self.methods)
         if level and node.args:
-            self._add(node, node.args[0], level)
+            # logging formats lazily: `log.warning("... %s", value)` is a printf format
+            self._add(node, node.args[0], level, lazy_args=len(node.args) > 1)
         elif _callee_name(node.func) == "warn" and isinstance(node.func, (ast.Attribute, ast.Name)):
             owner = node.func.value if isinstance(node.func, ast.Attribute) else None
             is_warnings = owner is None or (isinstance(owner, ast.Name) and owner.id == "warnings")
