@@ -20,7 +20,16 @@ _PRINTABLE = re.compile(rb"[\x20-\x7e\t]{6,}(?=\x00)")
 _MANGLED = re.compile(r"^_?Z[NLS\d]|^N\d|^P?F[vN]|^St\d|^[A-Za-z0-9_:<>,*&\s]+\(.*\)$")
 _IDENT = re.compile(r"^[A-Za-z0-9_.:/<>\-\[\]=]+$")
 _ASSERT = re.compile(r" INTERNAL ASSERT FAILED at \"(?P<file>[^\"]+)\":(?P<line>\d+)")
-_BUILD_ROOT = "/__w/pytorch/pytorch/"
+
+
+def _source_path(path: str, path_prefixes: tuple[str, ...]) -> str | None:
+    """The repository-relative source path in a build path (the build root differs between
+    releases: `/__w/pytorch/pytorch/`, `/pytorch/`, `../`), when it starts with a prefix."""
+    for prefix in path_prefixes:
+        at = path.find(prefix)
+        if at == 0 or (at > 0 and path[at - 1] == "/"):
+            return path[at:]
+    return None
 
 
 @dataclass(frozen=True)
@@ -55,7 +64,7 @@ def is_message(text: str) -> bool:
     stripped = text.strip().lstrip("*")
     if len(stripped) < 12 or _MANGLED.search(stripped) or _IDENT.match(stripped):
         return False
-    if stripped.startswith(("pytorch.wait_counter", "/__w/", "TORCH_", "NCCL_", "%")):
+    if stripped.startswith(("pytorch.wait_counter", "/", "../", "TORCH_", "NCCL_", "%")):
         return False
     words = re.findall(r"[A-Za-z]{2,}", stripped)
     return len(words) >= 3
@@ -69,11 +78,9 @@ def fragments(library: Path, path_prefixes: tuple[str, ...]) -> list[Fragment]:
     """
     pieces = [m.group().decode("ascii") for m in _PRINTABLE.finditer(rodata(library))]
     anchors = [
-        (i, p[len(_BUILD_ROOT) :])
+        (i, source)
         for i, p in enumerate(pieces)
-        if p.startswith(_BUILD_ROOT)
-        and p[len(_BUILD_ROOT) :].startswith(path_prefixes)
-        and " " not in p
+        if " " not in p and (source := _source_path(p, path_prefixes)) is not None
     ]
     if not anchors:
         return []
@@ -85,8 +92,8 @@ def fragments(library: Path, path_prefixes: tuple[str, ...]) -> list[Fragment]:
         text = pieces[i]
         assertion = _ASSERT.search(text)
         if assertion:
-            file = assertion["file"].removeprefix(_BUILD_ROOT)
-            if file.startswith(path_prefixes):
+            file = _source_path(assertion["file"], path_prefixes)
+            if file is not None:
                 found.setdefault(
                     text, Fragment(text, "literal", file, int(assertion["line"]), "ASSERT")
                 )
