@@ -130,6 +130,7 @@ def _title(display: str, converted: Converted) -> str:
         else:
             parts.append(f"{{{piece.name}}}" if piece.name else "…")
     text = re.sub(r"\s+", " ", "".join(parts)).strip()
+    text = re.sub(r"…(?:\W{0,2}…)+", "…", text)
     if len(text) > MAX_TITLE:
         cut = text[:MAX_TITLE]
         if cut.count("{") != cut.count("}"):
@@ -156,7 +157,9 @@ def classify(entries: list[Entry], spec: SourceSpec, mapping: Mapping) -> None:
             continue
         text, values = render_message(entry.converted.line, rules)
         entry.captures = {k: v for k, v in values.items() if k in entry.converted.captures}
-        entry.rendered = render_line(spec.line_template, message, text)
+        entry.rendered = render_line(
+            spec.template_for(message.level), message, text, spec.file_prefix
+        )
         found = re.search(entry.converted.regex, entry.rendered, re.ASCII)
         if found is None or any(found.group(k) != v for k, v in entry.captures.items()):
             entry.disposition = "excluded"
@@ -258,7 +261,8 @@ def build_signatures(
 def _fallback(spec: SourceSpec, entry: Entry, lines: Sequence[str]) -> str:
     """With no neighbouring message to contrast, the prefix alone: a line the emitter prints
     with an empty message."""
-    return render_line(spec.line_template, entry.message(lines, spec.emitter), "").rstrip()
+    message = entry.message(lines, spec.emitter)
+    return render_line(spec.template_for(message.level), message, "", spec.file_prefix).rstrip()
 
 
 def _link(repo: str, ref: str, file: str, line: int) -> str | None:

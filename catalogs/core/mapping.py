@@ -88,6 +88,17 @@ class Mapping(_Strict):
     rules: list[MappingRule] = Field(default_factory=list)
     default: DefaultOutcome
 
+    @model_validator(mode="after")
+    def _steps_for_failures(self) -> Mapping:
+        for outcome in [*self.rules, self.default]:
+            if getattr(outcome, "disposition", "mapped") != "mapped":
+                continue
+            needs_steps = outcome.role is not Role.context and not outcome.next_steps
+            if needs_steps and not class_next_steps(outcome.class_ or ""):
+                where = getattr(outcome, "when", "default")
+                raise ValueError(f"rule {where!r}: a root_cause or symptom needs next_steps")
+        return self
+
     def decide(self, message: Message) -> Decision:
         for index, rule in enumerate(self.rules):
             if not re.search(rule.when, message.text):

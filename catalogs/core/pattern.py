@@ -211,6 +211,8 @@ def _brace_placeholder(spec: str, fstring: bool) -> Placeholder:
 
 
 def _merge_literals(pieces: list[Piece]) -> list[Piece]:
+    """Adjacent literals joined; placeholders with no literal between them (`%s%s`, often
+    optional suffixes) become one string placeholder, since no boundary separates them."""
     merged: list[Piece] = []
     for piece in pieces:
         if isinstance(piece, str):
@@ -219,6 +221,9 @@ def _merge_literals(pieces: list[Piece]) -> list[Piece]:
             if merged and isinstance(merged[-1], str):
                 merged[-1] += piece
                 continue
+        elif merged and isinstance(merged[-1], Placeholder):
+            merged[-1] = Placeholder(kind="str", spec=merged[-1].spec + piece.spec)
+            continue
         merged.append(piece)
     return merged
 

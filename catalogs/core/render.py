@@ -106,12 +106,15 @@ def render_message(
     return "".join(out), captures
 
 
-def render_line(template: str, message: Message, text: str) -> str:
+def render_line(template: str, message: Message, text: str, file_prefix: str = "") -> str:
     """The rendered message in the emitter's real prefix (source.yaml `line_template`), with
-    {message}, {file}, {basename}, {line}, {level} and {function} filled."""
+    {message}, {file}, {path} (the file without `file_prefix`), {basename}, {line}, {level}
+    and {function} filled."""
+    path = message.file.removeprefix(file_prefix) if file_prefix else message.file
     return template.format(
         message=text,
         file=message.file,
+        path=path,
         basename=PurePosixPath(message.file).name,
         line=message.line,
         level=message.level,

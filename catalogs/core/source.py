@@ -48,11 +48,12 @@ class SourceSpec(BaseModel):
     )
     releases: list[Release] = Field(min_length=1, description="oldest first")
     paths: list[str] = Field(default_factory=list, description="what extract.py reads")
-    line_template: str = Field(
+    line_template: str | dict[str, str] = Field(
         "{message}",
-        description="the emitter's real line prefix around {message}; may use {file} "
-        "{basename} {line} {level} {function}",
+        description="the emitter's real line prefix around {message} (or one per level, '*' "
+        "for the rest); may use {file} {path} {basename} {line} {level} {function}",
     )
+    file_prefix: str = Field("", description="removed from the file path to give {path}")
     captures: dict[str, str] = Field(
         default_factory=dict, description="word before a number -> capture name (over defaults)"
     )
@@ -61,6 +62,11 @@ class SourceSpec(BaseModel):
 
     def line_names(self) -> list[str]:
         return [release.line for release in self.releases]
+
+    def template_for(self, level: str) -> str:
+        if isinstance(self.line_template, str):
+            return self.line_template
+        return self.line_template.get(level) or self.line_template.get("*") or "{message}"
 
 
 def emitter_dir(emitter: str, root: Path = CATALOGS_DIR) -> Path:
