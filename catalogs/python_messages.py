@@ -4,7 +4,9 @@ Shared by the catalogs of Python emitters (DeepSpeed, Megatron-LM, Transformers,
 TGI's server, SGLang, Ray, JAX). It finds what a failed run prints:
 
 - `raise SomeError("...")` / `raise SomeError(f"...")` (level: the exception's name),
-- `logger.error/warning/exception/critical/fatal(...)` and `warnings.warn(...)` (level: ERROR, WARNING, ...),
+- `logger.error/warning/exception/critical/fatal(...)`, `logger.log(level, ...)`, Megatron's
+  `log_single_rank`, DeepSpeed's `log_dist(level=...)` and `warnings.warn(...)` (level: ERROR,
+  WARNING, CRITICAL),
 - `assert cond, "..."` (level: AssertionError).
 
 The text is the format exactly as written: a plain string is `literal`, `"..." % args` or a logger
@@ -42,7 +44,7 @@ _STYLE_RANK = {"literal": 0, "printf": 1, "brace": 2, "fstring": 3}
 
 @dataclass(frozen=True)
 class Found:
-    """One message as the source writes it (plain data; the emitter's extract.py makes a Message)."""
+    """One message as the source writes it (plain data; extract.py turns it into a Message)."""
 
     text: str
     style: str  # literal | printf | brace | fstring

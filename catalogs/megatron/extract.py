@@ -1,7 +1,8 @@
-"""Megatron-LM's (Megatron-Core and the training loop) failure messages, from the source of a pinned release (see source.yaml).
+"""Megatron-LM's (Megatron-Core and the training loop) failure messages, from the source of a
+pinned release (see source.yaml).
 
-Scope: `megatron/core` and `megatron/training`; raises, logger errors and warnings, warnings.warn, and
-the asserts of argument and config validation (arguments.py, the *Config dataclasses).
+Scope: `megatron/core` and `megatron/training`; raises, logger errors and warnings, warnings.warn,
+and the asserts of argument and config validation (arguments.py, the *Config dataclasses).
 """
 
 from __future__ import annotations

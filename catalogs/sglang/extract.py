@@ -2,9 +2,10 @@
 
 Scope: the runtime (`sglang/srt`: server args, scheduler, model runner, memory pool, distributed,
 model loader, layers' configuration) and the launcher. Per-model files, the multimodal-generation
-package, kernels, function-call parsers and benchmarks, attention/MoE/quantization kernel wrappers, hierarchical-cache
-storage back-ends, disaggregation, speculative decoding, LoRA, non-CUDA hardware back-ends and
-per-request validation (OpenAI endpoints, sampling) are out of scope.
+package, kernels, function-call parsers and benchmarks, attention/MoE/quantization kernel
+wrappers, hierarchical-cache storage back-ends, disaggregation, speculative decoding, LoRA,
+non-CUDA hardware back-ends and per-request validation (OpenAI endpoints, sampling) are out of
+scope.
 """
 
 from __future__ import annotations

@@ -102,5 +102,6 @@ def extract(checkout: Path, release: str) -> list:
     root = release_root(checkout, release)
     messages = to_messages(scan(root, PY_INCLUDE, PY_EXCLUDE), "tgi", release)
     for text, style, file, line, level, function in scan_rust(root):
-        messages.append(Message("tgi", release, text, style, file, line, level, function))  # type: ignore[arg-type]
+        found = Message("tgi", release, text, style, file, line, level, function)  # type: ignore[arg-type]
+        messages.append(found)
     return messages

@@ -1,10 +1,11 @@
 """vLLM's failure messages, from the source of a pinned release (see source.yaml).
 
 Scope: the engine and the serving path (config, engine/v1, executor, worker, distributed,
-platforms, model loader, attention back-ends, quantization config, entrypoints, compilation). Per-model
-files, vendored third-party code, bundled flash-attn, tool and reasoning parsers, fused-MoE and other
-kernel wrappers, disaggregated KV/weight transfer, speculative decoding, LoRA and the per-request
-validation of the OpenAI endpoints (an HTTP 400 to one client, not a failed server) are out of scope.
+platforms, model loader, attention back-ends, quantization config, entrypoints, compilation).
+Per-model files, vendored third-party code, bundled flash-attn, tool and reasoning parsers,
+fused-MoE and other kernel wrappers, disaggregated KV/weight transfer, speculative decoding, LoRA
+and the per-request validation of the OpenAI endpoints (an HTTP 400 to one client, not a failed
+server) are out of scope.
 """
 
 from __future__ import annotations
