@@ -16,11 +16,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from catalogs.core.message import Message
-from denpex.match.signature import Role
+from denpex.match.signature import UNCLEAR_PRIOR, Role
 from denpex.taxonomy import Owner, class_next_steps, classes
-
-UNCLEAR_PRIOR = 0.35
-"""A prior at or below this says the class is unclear: it may feed a best effort, not settle."""
 
 Disposition = Literal["mapped", "context", "excluded"]
 

@@ -33,13 +33,16 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+NEARBY_MAX_LINES = 20
+
+
 class NearbyPattern(_Strict):
     """A pattern tried on the few lines before or after a match, to add captures that a record
     spreads over several lines (the torchelastic failure summary prints rank, host and exit code
     on lines of their own). It adds captures; it never decides whether the signature matches."""
 
     regex: str
-    within: int = Field(3, ge=1, le=20)
+    within: int = Field(3, ge=1, le=NEARBY_MAX_LINES)
     direction: Literal["after", "before"] = "after"
 
 
@@ -91,6 +94,10 @@ class SourceRef(_Strict):
     line: int = Field(ge=1)
     format: str = Field(description="the format string exactly as in the source")
 
+
+UNCLEAR_PRIOR = 0.35
+"""A prior at or below this says the class is unclear: the match may feed a best effort but
+does not settle a diagnosis."""
 
 HAND_WRITTEN_MIN_PRIORITY = 10
 """Hand-written signatures have priority >= 10; catalog ones stay below, so on a line both
@@ -156,6 +163,12 @@ class Signature(_Strict):
     @property
     def generated(self) -> bool:
         return self.origin == "catalog"
+
+    @property
+    def tentative(self) -> bool:
+        """Generated from an emitter's source with an unclear class: it never outranks a
+        hand-written signature's finding."""
+        return self.generated and self.confidence <= UNCLEAR_PRIOR
 
     @field_validator("failure_class")
     @classmethod
