@@ -1,0 +1,120 @@
+"""The reviewed mappings of the framework catalogs decide real messages as a reviewer would.
+
+Every message below is a format string from the named release's source, with the level the
+source raises or logs it at.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from catalogs.core import Decision, Mapping, Message, load_mapping
+
+CATALOGS = Path(__file__).resolve().parents[2] / "catalogs"
+FRAMEWORKS = ("deepspeed", "megatron", "transformers", "accelerate", "vllm")
+FRAMEWORKS += ("sglang", "tgi", "ray", "jax")
+
+
+@cache
+def _mapping(emitter: str) -> Mapping:
+    return load_mapping(CATALOGS / emitter / "mapping.yaml")
+
+
+def _decide(
+    emitter: str, text: str, level: str, file: str = "x.py", style: str = "fstring"
+) -> Decision:
+    mapping = _mapping(emitter)
+    message = Message(emitter, "latest", text, style, file, 1, level, "f")  # type: ignore[arg-type]
+    return mapping.decide(message)
+
+
+@pytest.mark.parametrize(
+    ("emitter", "text", "level", "failure_class"),
+    [
+        # vllm 0.33 vllm/v1/core/kv_cache_planning.py
+        (
+            "vllm",
+            "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+            "when initializing the engine.",
+            "ValueError",
+            "kv_cache_exhausted",
+        ),
+        # sglang 0.5.23 python/sglang/srt/mem_cache/kv_cache_configurator.py
+        (
+            "sglang",
+            "Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static="
+            "{get_schedule().mem_fraction_static}.",
+            "ValueError",
+            "kv_cache_exhausted",
+        ),
+        # text-generation-inference v3.3.7 backends/v3/src/lib.rs
+        (
+            "tgi",
+            "Not enough memory to handle `max_total_tokens={0}`",
+            "ERROR",
+            "kv_cache_exhausted",
+        ),
+        # ray 2.60 python/ray/_private/process_watcher.py: lists the OOM killer among the reasons
+        (
+            "ray",
+            "Raylet is terminated. Termination is graceful.Termination is unexpected. Possible "
+            "reasons include: (1) SIGKILL by the user or system OOM killer",
+            "ERROR",
+            "node_failure",
+        ),
+        # megatron core_v0.19 megatron/core/extensions/transformer_engine.py
+        (
+            "megatron",
+            "Transformer Engine is not installed. Please install it with "
+            "`pip install transformer-engine`.",
+            "ImportError",
+            "dependency_error",
+        ),
+    ],
+)
+def test_a_message_that_states_its_mechanism_gets_that_class(
+    emitter: str, text: str, level: str, failure_class: str
+) -> None:
+    decision = _decide(emitter, text, level)
+    assert decision.disposition == "mapped"
+    assert decision.failure_class == failure_class
+
+
+@pytest.mark.parametrize("emitter", FRAMEWORKS)
+def test_notices_and_generic_texts_are_not_evidence(emitter: str) -> None:
+    # megatron core_v0.19: a deprecation notice; a warning about a setting the run then uses
+    deprecated = "get_default_load_sharded_strategy is deprecated and will be removed"
+    assert _decide(emitter, deprecated, "WARNING").disposition == "excluded"
+    recommended = (
+        "When using sequence parallelism it is recommended to set the environment variable "
+        "CUDA_DEVICE_MAX_CONNECTIONS to 1 for maximum speedup"
+    )
+    assert _decide(emitter, recommended, "WARNING").disposition == "context"
+    # text-generation-inference router: reads alike in every program that binds a socket
+    generic = _decide(emitter, "Failed to bind to {addr}: {err}", "ERROR", style="fmt")
+    assert generic.disposition == "excluded"
+    assert "too generic" in (generic.reason or "")
+
+
+@pytest.mark.parametrize("emitter", FRAMEWORKS)
+def test_an_unexplained_error_is_an_unclear_symptom(emitter: str) -> None:
+    # ray 2.60 python/ray/autoscaler: a code path failed; the line does not say why
+    decision = _decide(emitter, "Failed to drain {len(failed_to_drain)} raylet(s).", "ERROR")
+    assert decision.disposition == "mapped"
+    assert decision.confidence is not None and decision.confidence <= 0.35
+    assert str(decision.role) == "symptom"
+
+
+def test_tgi_request_validation_is_one_client_s_error_not_a_failed_server() -> None:
+    # text-generation-inference v3.3.7 router/src/validation.rs
+    decision = _decide(
+        "tgi",
+        "`max_new_tokens` must be <= {0}. Given: {1}",
+        "ERROR",
+        file="router/src/validation.rs",
+        style="fmt",
+    )
+    assert decision.disposition == "excluded"
