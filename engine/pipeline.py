@@ -30,6 +30,7 @@ from denpex.reason.from_dumps import hang_hypotheses
 from denpex.reason.hypotheses import form_hypotheses
 from denpex.silent.causes import with_silent_findings
 from denpex.silent.detect import find_silent_failures
+from denpex.timeline.identity import world_size_from_ranks
 from denpex.timeline.order import OrderedTimeline, build_timeline
 from denpex.timeline.window import HOST_LOG_KINDS, HOST_LOG_LEAD_S, job_start, within_job
 
@@ -142,7 +143,13 @@ def _hang_triage(
         return None
     known = {m.event.rank for m in timeline.matches if m.event.rank is not None}
     known |= {r for d in dumps if (r := rank_from_name(d.name)) is not None}
-    options = HangOptions(world_size=max(known) + 1 if known else None)
+    world_size = world_size_from_ranks(known)
+    if known and world_size is None:
+        warnings.append(
+            f"rank {max(known)} (from a file name or a line) is far past the other "
+            f"{len(known) - 1} rank(s) in evidence; the world size is left unknown"
+        )
+    options = HangOptions(world_size=world_size)
     try:
         report = triage_dumps(dumps, timeline.matches, options=options, rules_version=library.label)
     except DumpError as error:
