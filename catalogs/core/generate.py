@@ -25,8 +25,9 @@ from catalogs.core.source import SourceSpec
 from denpex.match.scan import Matcher
 from denpex.taxonomy import classes
 
-CATALOG_PRIORITY = 5
-"""Every generated signature's priority: below every hand-written one (those are >= 10)."""
+CATALOG_PRIORITY = 20
+"""Every generated signature's priority: above the hand-written generic fallbacks (<= 10, e.g.
+any uncaught exception) and below every specific hand-written signature (>= 30)."""
 
 MAX_TITLE = 110
 

@@ -99,9 +99,14 @@ UNCLEAR_PRIOR = 0.35
 """A prior at or below this says the class is unclear: the match may feed a best effort but
 does not settle a diagnosis."""
 
-HAND_WRITTEN_MIN_PRIORITY = 10
-"""Hand-written signatures have priority >= 10; catalog ones stay below, so on a line both
-match, the hand-written one fires."""
+GENERIC_MAX_PRIORITY = 10
+"""Hand-written generic fallbacks (any uncaught exception) have priority <= 10: on a line an
+emitter's own catalogued message also matches, the specific catalog message fires."""
+CATALOG_PRIORITY_RANGE = range(GENERIC_MAX_PRIORITY + 1, 30)
+"""Catalog signatures sit between the generic fallbacks and every specific hand-written one."""
+HAND_WRITTEN_MIN_PRIORITY = 30
+"""Specific hand-written signatures have priority >= 30: on a line a catalog signature also
+matches, the hand-written one fires."""
 
 
 def _as_example(value: Any) -> Any:
@@ -182,13 +187,16 @@ class Signature(_Strict):
         if self.origin == "catalog":
             if self.emitter is None or self.source is None:
                 raise ValueError("a catalog signature names its emitter and source")
-            if self.priority >= HAND_WRITTEN_MIN_PRIORITY:
+            if self.priority not in CATALOG_PRIORITY_RANGE:
                 raise ValueError(
-                    f"a catalog signature's priority stays below {HAND_WRITTEN_MIN_PRIORITY}"
+                    "a catalog signature's priority lies between the generic fallbacks "
+                    f"(<= {GENERIC_MAX_PRIORITY}) and specific hand-written ones "
+                    f"(>= {HAND_WRITTEN_MIN_PRIORITY})"
                 )
-        elif self.priority < HAND_WRITTEN_MIN_PRIORITY:
+        elif self.priority in CATALOG_PRIORITY_RANGE:
             raise ValueError(
-                f"a hand-written signature's priority is {HAND_WRITTEN_MIN_PRIORITY} or more"
+                f"a hand-written signature's priority is {HAND_WRITTEN_MIN_PRIORITY} or more, or "
+                f"{GENERIC_MAX_PRIORITY} or less for a generic fallback"
             )
         return self
 
