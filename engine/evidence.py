@@ -28,6 +28,7 @@ from denpex.hang.models import HangReport, Scheduler
 from denpex.hang.triage import DumpFile, HangOptions, triage_dumps
 from denpex.ingest.sources import Collector, InputLimits, iter_inputs
 from denpex.match.scan import AbnormalLines, Matcher, ScannedInput
+from denpex.timeline.identity import world_size_from_ranks
 from denpex.timeline.order import OrderedTimeline, build_timeline
 from denpex.timeline.window import HOST_LOG_KINDS, HOST_LOG_LEAD_S, job_start, within_job
 
@@ -185,6 +186,8 @@ def assemble_scan(scan: ScanResult, rules_version: str, options: EvidenceOptions
     dumps = tuple(dump_files(scan.inputs, capture_from_mtime=options.capture_from_mtime))
     input_ranks = frozenset(s.who.rank for s in scan.inputs if s.who.rank is not None)
     world = infer_world_size(options.world_size, timeline.matches, input_ranks, dumps)
+    if world.size is None and world.stated_by.startswith("nothing: "):
+        warnings.append(world.stated_by.removeprefix("nothing: "))
     hang, problems = _triage(dumps, timeline, world, options, rules_version)
     warnings.extend(hang.warnings if hang is not None else problems)
     return Evidence(
@@ -233,6 +236,12 @@ def infer_world_size(
     if not named:
         return WorldSize(None, "nothing in the inputs")
     top = max(named)
+    if world_size_from_ranks(set(named)) is None:
+        return WorldSize(
+            None,
+            f"nothing: rank {top} (in {named[top]}) is far past the other {len(named) - 1} "
+            "rank(s) in evidence, so the world size is left unknown",
+        )
     return WorldSize(top + 1, f"the highest rank the inputs name (rank {top}, in {named[top]})")
 
 
