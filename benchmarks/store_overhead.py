@@ -6,8 +6,8 @@ Usage (from the repository root):
     .venv/bin/python benchmarks/store_overhead.py --size-mib 256 --repeat 5
 
 Generates (once, cached) the multi-rank logs of `scan_throughput.py` (real line shapes ending in
-an Xid 79 on one host, every other rank's watchdog timeout: the rules settle it, confident) and
-times, in fresh processes and as CPU seconds (user + system) so that a busy shared machine moves
+an Xid 79 on one host and every other rank's watchdog timeout; at this size the rules settle
+it as the collective timeout, at a threshold of 0.5 so that no best effort runs) and times, in fresh processes and as CPU seconds (user + system) so that a busy shared machine moves
 the figures less, best of `--repeat`:
 - `denpex diagnose DIR --store off` (the rules alone, the reference);
 - `denpex diagnose DIR` with the default store (a SQLite file in a temporary data folder, seeded
@@ -51,6 +51,12 @@ def best(repeat: int, command: list[str], env: dict[str, str]) -> tuple[float, s
     return min(r[0] for r in runs), runs[-1][1]
 
 
+THRESHOLD = "0.5"
+"""The generated set's watchdog timeouts are settled by the rules at 0.56; at the default 0.6
+the diagnosis would go to the best effort, which loads the embedder: that is not what is
+measured here."""
+
+
 def diagnose(paths: list[str], *extra: str) -> list[str]:
     return [
         sys.executable,
@@ -61,6 +67,8 @@ def diagnose(paths: list[str], *extra: str) -> list[str]:
         "-f",
         "json",
         "--no-progress",
+        "--threshold",
+        THRESHOLD,
         *extra,
     ]
 
@@ -92,6 +100,11 @@ def main() -> None:
     parser.add_argument(
         "--data-dir", type=Path, default=None, help="the store's data folder (default: a new one)"
     )
+    parser.add_argument(
+        "--no-warm-up",
+        action="store_true",
+        help="skip the warm-up runs (the caches are warm and --data-dir's store is seeded)",
+    )
     arguments = parser.parse_args()
 
     logs = arguments.dir / "logs"
@@ -101,11 +114,13 @@ def main() -> None:
         data = str(arguments.data_dir or scratch)
         env = {**os.environ, "DENPEX_DATA_DIR": data}
         env.pop("DENPEX_STORE", None)
-        cpu_seconds(diagnose(paths), env)  # warm-up: caches, seed history
-        cpu_seconds(diagnose(paths, "--store", "off"), env)
+        if not arguments.no_warm_up:
+            cpu_seconds(diagnose(paths), env)  # warm-up: caches, seed history
+            cpu_seconds(diagnose(paths, "--store", "off"), env)
         interpreter, _ = best(arguments.repeat, [sys.executable, "-c", "pass"], env)
         off, off_out = best(arguments.repeat, diagnose(paths, "--store", "off"), env)
         on, on_out = best(arguments.repeat, diagnose(paths), env)
+    assert json.loads(off_out)["status"] == "confident", "not settled by the rules"
     off_cause = json.loads(off_out)["root_causes"][0]
     on_cause = json.loads(on_out)["root_causes"][0]
     assert (off_cause["failure_class"], off_cause["originating_rank"]) == (
