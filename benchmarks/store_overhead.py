@@ -7,8 +7,9 @@ Usage (from the repository root):
 
 Generates (once, cached) the multi-rank logs of `scan_throughput.py` (real line shapes ending in
 an Xid 79 on one host and every other rank's watchdog timeout; at this size the rules settle
-it as the collective timeout, at a threshold of 0.5 so that no best effort runs) and times, in fresh processes and as CPU seconds (user + system) so that a busy shared machine moves
-the figures less, best of `--repeat`:
+it as the collective timeout, at a threshold of 0.5 so that no best effort runs) and times,
+in fresh processes and as CPU seconds (user + system) so that a busy shared machine moves the
+figures less, best of `--repeat`:
 - `denpex diagnose DIR --store off` (the rules alone, the reference);
 - `denpex diagnose DIR` with the default store (a SQLite file in a temporary data folder, seeded
   by a warm-up run first, as a user's store is after its first diagnosis);

@@ -340,7 +340,7 @@ class Matcher:
                 fresh = fresh[:CONTEXT_PER_WINDOW] + fresh[-CONTEXT_PER_WINDOW:]
             for start in fresh:
                 by_line.setdefault(start, []).append(pattern_index)
-        return self._confirm(chunk, context, group, by_line, keep_all)
+        return self._confirm(chunk, context, group, by_line, keep_all, accept)
 
     def _confirm(
         self,
@@ -349,6 +349,7 @@ class Matcher:
         group: _PatternGroup,
         by_line: dict[int, list[int]],
         keep_all: bool,
+        accept: Callable[[str], bool] | None = None,
     ) -> Iterator[Match]:
         """Matches on the candidate lines (line start -> pattern indexes), confirmed by `re`."""
         data = chunk.data
