@@ -301,8 +301,18 @@ def serve_command(
     port: Annotated[int, typer.Option(help="port to listen on")] = 8080,
     rules: RulesOption = None,
     cache: CacheOption = True,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            help="incident store for best-effort answers and curation, as `denpex diagnose` "
+            "uses it (SQLite path or SQLAlchemy URL; default: none, or $DENPEX_STORE)"
+        ),
+    ] = None,
 ) -> None:
-    """Serve the HTTP API for chatops bots (POST /v1/diagnoses, signed per tenant)."""
+    """Serve the HTTP API for chatops bots (POST /v1/diagnoses, signed per tenant).
+
+    With a store (--store or DENPEX_STORE), a request gets the hybrid path `denpex diagnose`
+    gets: a best effort from similar past incidents, recorded and queued for curation."""
     import uvicorn
 
     from denpex.api.app import ApiSettings, create_app
@@ -315,7 +325,9 @@ def serve_command(
     settings = ApiSettings(
         tenants=configured, rules_dir=rules, cache_dir=default_cache_dir() if cache else None
     )
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+    store_named = store or os.environ.get("DENPEX_STORE")
+    hybrid = _hybrid_path(store_named, None, None, None, None) if store_named else None
+    uvicorn.run(create_app(settings, hybrid=hybrid), host=host, port=port, log_level="info")
 
 
 class HangFormat(StrEnum):
@@ -349,8 +361,12 @@ def hang_command(
     ] = False,
     rules: RulesOption = None,
     backend: BackendOption = "auto",
+    cache: CacheOption = True,
 ) -> None:
-    """Find the ranks behind a hang from every rank's Flight Recorder dump; never runs a plan."""
+    """Find the ranks behind a hang from every rank's Flight Recorder dump; never runs a plan.
+
+    Reads the inputs as `denpex diagnose` does (the same evidence, the same culprit): the world
+    size is inferred from the logs and dump names unless --world-size states it."""
     from denpex.hang.command import HangRequest, hang_from_paths
     from denpex.hang.models import Scheduler
     from denpex.hang.render import to_json, to_text
@@ -366,6 +382,7 @@ def hang_command(
         capture_from_mtime=capture_from_mtime,
         rules_dir=rules,
         backend=backend,
+        cache_dir=default_cache_dir() if cache else None,
     )
     try:
         report = hang_from_paths(request, stdin=sys.stdin.buffer if "-" in paths else None)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from denpex.hang.models import DumpEvidence, HangReport
 from denpex.taxonomy import Category, Owner
@@ -70,7 +71,16 @@ class RootCause(_Model):
     confidence: float = Field(ge=0.0, le=1.0)
     source: Source
     best_effort: bool
-    originating_rank: int | None = None
+    originating_rank: int | None = Field(
+        None, description="the rank where the cause began, when the evidence names exactly one"
+    )
+    originating_ranks: list[int] = Field(
+        default_factory=list,
+        description=(
+            "every rank the evidence names as where the cause began (two ranks that withheld a "
+            "collective, independent faults on several ranks); [originating_rank] when one"
+        ),
+    )
     originating_host: str | None = None
     originating_local_rank: int | None = None
     first_seen: datetime | None = None
@@ -84,6 +94,18 @@ class RootCause(_Model):
         default_factory=list,
         description="Flight Recorder facts the cause rests on (signature_id flight_recorder.*)",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_rank_is_a_list_of_one(cls, data: Any) -> Any:
+        """Whoever names one originating rank names the list too: readers of either agree."""
+        if (
+            isinstance(data, dict)
+            and data.get("originating_rank") is not None
+            and not data.get("originating_ranks")
+        ):
+            return {**data, "originating_ranks": [data["originating_rank"]]}
+        return data
 
 
 class SilentFinding(_Model):

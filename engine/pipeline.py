@@ -1,48 +1,57 @@
-"""The diagnosis pipeline: ingest → match → timeline → reason → gate.
+"""The diagnosis: the `Diagnosis` view of the assembled `Evidence` (reason → gate).
 
-Consumes input paths (or stdin) and explicit options; produces a `Diagnosis`. Settings are
-passed in, never read from the environment here. Heavy libraries are not imported on this path:
-a case the rules settle never loads torch, sentence-transformers, faiss or litellm. The hybrid
-path (incident store, retrieval, LLM) takes part only when the caller passes one in.
+Consumes input paths (or stdin) and explicit options; produces a `Diagnosis`. The inputs are
+read once, by `denpex.evidence.assemble`, into the evidence every view reads (`denpex hang`
+reads the same). Settings are passed in, never read from the environment here. Heavy libraries
+are not imported on this path: a case the rules settle never loads torch,
+sentence-transformers, faiss or litellm. The hybrid path (incident store, retrieval, LLM) takes
+part only when the caller passes one in; what it needs from the inputs (abnormal lines, digests)
+is gathered in the same read.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from denpex import __version__
-from denpex.errors import InputError
-from denpex.events import Match
+from denpex.evidence import (
+    Evidence,
+    EvidenceOptions,
+    ProgressCallback,
+    ScanResult,
+    assemble,
+    assemble_scan,
+    scan_inputs,
+)
 from denpex.gate import gate
-from denpex.hang.dumps import DumpError, rank_from_name
-from denpex.hang.inputs import dump_files
-from denpex.hang.models import HangReport
-from denpex.hang.triage import HangOptions, triage_dumps
-from denpex.ingest.sources import Collector, InputLimits, iter_inputs
+from denpex.ingest.sources import InputLimits
 from denpex.match.library import Library, load_library
-from denpex.match.scan import Matcher, ScannedInput
+from denpex.match.scan import AbnormalLines, Matcher
 from denpex.models import Diagnosis, InputSummary
 from denpex.reason.from_dumps import hang_hypotheses
 from denpex.reason.hypotheses import form_hypotheses
 from denpex.silent.causes import with_silent_findings
 from denpex.silent.detect import find_silent_failures
-from denpex.timeline.identity import world_size_from_ranks
-from denpex.timeline.order import OrderedTimeline, build_timeline
-from denpex.timeline.window import HOST_LOG_KINDS, HOST_LOG_LEAD_S, job_start, within_job
+from denpex.timeline.order import OrderedTimeline
 
-ProgressCallback = Callable[[str, int], None]
-"""Called after each input with its display name and the bytes read."""
+__all__ = [
+    "DiagnoseOptions",
+    "Hybrid",
+    "HybridCase",
+    "ProgressCallback",
+    "ScanResult",
+    "diagnose",
+    "diagnose_evidence",
+    "diagnose_scan",
+    "scan_inputs",
+]
 
 
 class HybridCase(Protocol):
     """The hybrid path for one diagnosis (implemented by `denpex.hybrid.path`)."""
-
-    stdin: BinaryIO | None
-    """Standard input made rewindable, since the hybrid path reads the inputs twice."""
 
     def best_effort(self, uncertain: Diagnosis, timeline: OrderedTimeline) -> Diagnosis: ...
 
@@ -50,7 +59,9 @@ class HybridCase(Protocol):
 
 
 class Hybrid(Protocol):
-    def case(self, paths: list[str], stdin: BinaryIO | None) -> HybridCase: ...
+    def abnormal_lines(self, backend: str, cache_dir: Path | None) -> AbnormalLines: ...
+
+    def case(self, evidence: Evidence) -> HybridCase: ...
 
 
 @dataclass(frozen=True)
@@ -62,56 +73,6 @@ class DiagnoseOptions:
     """Where parsed signatures and compiled scanner databases are kept between runs."""
     limits: InputLimits = field(default_factory=InputLimits)
     """Bounds on reading the inputs (unpacked bytes, a deadline)."""
-
-
-@dataclass
-class ScanResult:
-    """Everything the scan of all inputs produced, before any reasoning."""
-
-    inputs: list[ScannedInput] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def matches(self) -> list[Match]:
-        return [m for scanned in self.inputs for m in scanned.matches]
-
-    @property
-    def dropped(self) -> dict[tuple[str, int | None], int]:
-        totals: dict[tuple[str, int | None], int] = {}
-        for scanned in self.inputs:
-            for key, count in scanned.dropped.items():
-                totals[key] = totals.get(key, 0) + count
-        return totals
-
-
-def scan_inputs(
-    paths: list[str],
-    matcher: Matcher,
-    stdin: BinaryIO | None = None,
-    progress: ProgressCallback | None = None,
-    limits: InputLimits | None = None,
-) -> ScanResult:
-    collector = Collector([], limits or InputLimits())
-    result = ScanResult(warnings=collector.warnings)
-    fallback_year: int | None = None
-    for item in iter_inputs(paths, stdin, collector):
-        scanned = matcher.scan_input(item, fallback_year)
-        result.inputs.append(scanned)
-        collector.warnings.extend(scanned.warnings)
-        fallback_year = fallback_year or _year_of(scanned)
-        if progress is not None:
-            progress(item.name, scanned.bytes)
-    if not result.inputs:
-        reasons = "; ".join(collector.warnings) or "the paths hold no files"
-        raise InputError(f"nothing to diagnose: {reasons}")
-    return result
-
-
-def _year_of(scanned: ScannedInput) -> int | None:
-    for match in scanned.matches:
-        if match.event.time is not None and not match.event.time_inferred:
-            return time.gmtime(match.event.time).tm_year
-    return None
 
 
 def diagnose(
@@ -129,34 +90,20 @@ def diagnose(
     if matcher is None:
         library = library or load_library(options.rules_dir, cache_dir=options.cache_dir)
         matcher = Matcher(library, options.backend, options.cache_dir)
-    case = hybrid.case(paths, stdin) if hybrid is not None else None
-    scan = scan_inputs(paths, matcher, case.stdin if case else stdin, progress, options.limits)
-    return diagnose_scan(scan, matcher.library, options, started, case)
-
-
-def _hang_triage(
-    scan: ScanResult, timeline: OrderedTimeline, library: Library, warnings: list[str]
-) -> HangReport | None:
-    """Triage of the Flight Recorder dumps among the inputs, if there are any."""
-    dumps = dump_files(scan.inputs)
-    if not dumps:
-        return None
-    known = {m.event.rank for m in timeline.matches if m.event.rank is not None}
-    known |= {r for d in dumps if (r := rank_from_name(d.name)) is not None}
-    world_size = world_size_from_ranks(known)
-    if known and world_size is None:
-        warnings.append(
-            f"rank {max(known)} (from a file name or a line) is far past the other "
-            f"{len(known) - 1} rank(s) in evidence; the world size is left unknown"
-        )
-    options = HangOptions(world_size=world_size)
-    try:
-        report = triage_dumps(dumps, timeline.matches, options=options, rules_version=library.label)
-    except DumpError as error:
-        warnings.append(str(error))
-        return None
-    warnings.extend(report.warnings)
-    return report
+    evidence = assemble(
+        paths,
+        matcher,
+        EvidenceOptions(
+            limits=options.limits,
+            abnormal=(
+                hybrid.abnormal_lines(options.backend, options.cache_dir) if hybrid else None
+            ),
+            digests=hybrid is not None,
+        ),
+        stdin=stdin,
+        progress=progress,
+    )
+    return diagnose_evidence(evidence, options, started, hybrid)
 
 
 def diagnose_scan(
@@ -164,43 +111,43 @@ def diagnose_scan(
     library: Library,
     options: DiagnoseOptions,
     started: float,
-    case: HybridCase | None = None,
+    hybrid: Hybrid | None = None,
 ) -> Diagnosis:
-    windowed = within_job(
-        scan.matches,
-        {s.name for s in scan.inputs if s.kind in HOST_LOG_KINDS},
-        job_start((s.kind, s.first_time) for s in scan.inputs),
-    )
-    warnings = list(scan.warnings)
-    if windowed.set_aside:
-        warnings.append(
-            f"{windowed.set_aside} kernel or telemetry record(s) from more than "
-            f"{HOST_LOG_LEAD_S:.0f} s before the job's first line were set aside as history"
-        )
-    timeline = build_timeline(windowed.matches)
-    warnings.extend(timeline.notes)
-    hang = _hang_triage(scan, timeline, library, warnings)
-    from_dumps = hang_hypotheses(hang, timeline.matches) if hang is not None else []
+    """The diagnosis of an existing scan (the evaluation scans once and diagnoses it)."""
+    evidence = assemble_scan(scan, library.label, EvidenceOptions(limits=options.limits))
+    return diagnose_evidence(evidence, options, started, hybrid)
+
+
+def diagnose_evidence(
+    evidence: Evidence,
+    options: DiagnoseOptions,
+    started: float,
+    hybrid: Hybrid | None = None,
+) -> Diagnosis:
+    """The `Diagnosis` view of the evidence."""
+    case = hybrid.case(evidence) if hybrid is not None else None
+    timeline = evidence.timeline
+    from_dumps = hang_hypotheses(evidence.hang, timeline.matches) if evidence.hang else []
     hypotheses = form_hypotheses(timeline.matches, from_dumps)
     diagnosis = gate(
         hypotheses=hypotheses,
         timeline=timeline,
-        input_ranks={s.who.rank for s in scan.inputs if s.who.rank is not None},
-        dropped=scan.dropped,
+        input_ranks=set(evidence.input_ranks),
+        dropped=evidence.dropped,
         inputs=[
             InputSummary(source=s.name, kind=s.kind, bytes=s.bytes, lines=s.lines)
-            for s in scan.inputs
+            for s in evidence.inputs
         ],
-        warnings=warnings,
+        warnings=list(evidence.warnings),
         threshold=options.confidence_threshold,
         denpex_version=__version__,
-        rules_version=library.label,
+        rules_version=evidence.rules_version,
         started=started,
         best_effort=case.best_effort if case else None,
-        hang=hang,
+        hang=evidence.hang,
     )
     # Silent failures (issue 14): read from the progress lines the scan collected; they add to
     # the diagnosis and become root causes only when the logs show no failure.
-    silent = find_silent_failures(r for s in scan.inputs for r in s.progress)
+    silent = find_silent_failures(r for s in evidence.inputs for r in s.progress)
     diagnosis = with_silent_findings(diagnosis, silent, options.confidence_threshold)
     return case.record(diagnosis, timeline) if case else diagnosis

@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
 
+from denpex.evidence import Evidence
 from denpex.hybrid.path import HybridCase, HybridPath
 from denpex.hybrid.settings import HybridSettings
 from denpex.match.library import Library
-from denpex.match.scan import Matcher
+from denpex.match.scan import AbnormalLines, Matcher
 from denpex.models import Diagnosis
 from denpex.pipeline import DiagnoseOptions, diagnose
 from denpex.retrieval.corpus import LabelledCase, load_corpora
@@ -50,8 +50,11 @@ class _Capture:
         self.path = path
         self.last: HybridCase | None = None
 
-    def case(self, paths: list[str], stdin: BinaryIO | None) -> HybridCase:
-        self.last = self.path.case(paths, stdin)
+    def abnormal_lines(self, backend: str, cache_dir: Path | None) -> AbnormalLines:
+        return self.path.abnormal_lines(backend, cache_dir)
+
+    def case(self, evidence: Evidence) -> HybridCase:
+        self.last = self.path.case(evidence)
         return self.last
 
 

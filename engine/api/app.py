@@ -1,8 +1,11 @@
 """The FastAPI application: `POST /v1/diagnoses` for bots, with tenant-bound signatures.
 
-Consumes `ApiSettings` (read at the edge by `denpex serve`); produces the ASGI app. Routes are
-plain `def`: diagnosing is CPU-bound work that belongs in the thread pool. The compiled signature
-library is built once, in the lifespan, and shared by every request. A request body is a log,
+Consumes `ApiSettings` (read at the edge by `denpex serve`) and, when a store is configured, the
+same hybrid path the command line uses; produces the ASGI app. Routes are plain `def`:
+diagnosing is CPU-bound work that belongs in the thread pool. The compiled signature library is
+built once, in the lifespan, and shared by every request. A request is diagnosed exactly as
+`denpex diagnose` diagnoses a file: the same evidence, and with a store the same best effort
+and curation queue. A request body is a log,
 an archive (.tar, .tar.gz, .zip) or a gzip file, limited to `max_body_bytes`.
 """
 
@@ -31,7 +34,7 @@ from denpex.ingest.sources import InputLimits
 from denpex.match.library import load_library
 from denpex.match.scan import Matcher
 from denpex.models import Diagnosis
-from denpex.pipeline import DiagnoseOptions, diagnose
+from denpex.pipeline import DiagnoseOptions, Hybrid, diagnose
 from denpex.render import render_markdown, render_slack
 from denpex.schemas import diagnosis_schema
 
@@ -55,6 +58,7 @@ class _State:
     settings: ApiSettings
     matcher: Matcher
     verifier: Verifier
+    hybrid: Hybrid | None = None
     metrics: ApiMetrics = field(default_factory=ApiMetrics)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -142,8 +146,11 @@ async def _invalid_request(_request: Request, error: Exception) -> JSONResponse:
 SignedBody = Annotated[tuple[Tenant, bytes], Depends(_signed_body)]
 
 
-def create_app(settings: ApiSettings, nonces: NonceLedger | None = None) -> FastAPI:
-    """The app; `nonces` is shared by replicas (the store's ledger), else kept in memory."""
+def create_app(
+    settings: ApiSettings, nonces: NonceLedger | None = None, *, hybrid: Hybrid | None = None
+) -> FastAPI:
+    """The app; `nonces` is shared by replicas (the store's ledger), else kept in memory.
+    `hybrid`: the hybrid path (incident store, retrieval, LLM) when a store is configured."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -152,6 +159,7 @@ def create_app(settings: ApiSettings, nonces: NonceLedger | None = None) -> Fast
             settings=settings,
             matcher=Matcher(library, "auto", settings.cache_dir),
             verifier=Verifier(settings.tenants, nonces or MemoryNonces(), settings.max_skew_s),
+            hybrid=hybrid,
         )
         yield
 
@@ -207,7 +215,7 @@ def create_app(settings: ApiSettings, nonces: NonceLedger | None = None) -> Fast
         started = time.perf_counter()
         try:
             diagnosis: Diagnosis = diagnose(
-                ["-"], options, matcher=state.matcher, stdin=io.BytesIO(body)
+                ["-"], options, matcher=state.matcher, stdin=io.BytesIO(body), hybrid=state.hybrid
             )
         except InputTooLarge as error:
             raise HTTPException(413, str(error)) from None

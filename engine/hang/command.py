@@ -1,30 +1,31 @@
-"""`denpex hang PATH...`: gathers dumps and records from paths and triages them.
+"""`denpex hang PATH...`: the hang view of the assembled evidence.
 
 Consumes the paths a user gave and explicit options (read at the CLI edge and passed here);
-produces a `HangReport`. Inputs go through the same ingest and matcher as `denpex diagnose`:
-Flight Recorder dumps are kept whole, every other input is scanned by the signature library for
-the hardware, host and peer records that correlation uses. Raises `InputError` for unusable
-input (missing path, no usable dump, a malformed mapping or capture-times file).
+produces a `HangReport`. The inputs are assembled by `denpex.evidence.assemble`, exactly as
+`denpex diagnose` assembles them: Flight Recorder dumps are kept whole, every other input is
+scanned by the signature library, ranks, hosts and clocks are resolved, and the world size is
+inferred from everything in the inputs (a rank's log, the dumps' names) unless `--world-size`
+states it. Raises `InputError` for unusable input (missing path, no usable dump, a malformed
+mapping or capture-times file).
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from denpex.errors import InputError
+from denpex.evidence import Evidence, EvidenceOptions, assemble
 from denpex.hang.dumps import DumpError, read_dump
 from denpex.hang.hosts import parse_mapping
-from denpex.hang.inputs import dump_files
 from denpex.hang.models import HangReport, Scheduler
-from denpex.hang.triage import HangOptions, triage_dumps
 from denpex.match.library import load_library
 from denpex.match.scan import Matcher, ScannedInput
-from denpex.pipeline import scan_inputs
 
 MAX_SIDE_FILE = 64 * 1024 * 1024
 
@@ -39,30 +40,42 @@ class HangRequest:
     capture_from_mtime: bool = False
     rules_dir: Path | None = None
     backend: str = "auto"
+    cache_dir: Path | None = None
+    """Where parsed signatures and compiled scanner databases are kept between runs."""
 
 
 def hang_from_paths(request: HangRequest, stdin: BinaryIO | None = None) -> HangReport:
-    library = load_library(request.rules_dir)
-    scan = scan_inputs(request.paths, Matcher(library, request.backend), stdin)
-    dumps = dump_files(scan.inputs, capture_from_mtime=request.capture_from_mtime)
-    problems = [*scan.warnings, *_misfits(scan.inputs, tried=not dumps)]
-    if not dumps:
-        reasons = "; ".join(problems) or "no Flight Recorder dump among the inputs"
-        raise InputError(f"no usable Flight Recorder dump: {reasons}")
-    options = HangOptions(
+    library = load_library(request.rules_dir, cache_dir=request.cache_dir)
+    matcher = Matcher(library, request.backend, request.cache_dir)
+    options = EvidenceOptions(
         world_size=request.world_size,
         rank_hosts=_read_mapping(request.rank_hosts_file),
         capture_times=_read_capture_times(request.capture_times_file),
+        capture_from_mtime=request.capture_from_mtime,
+        scheduler=request.scheduler,
     )
-    report = triage_dumps(
-        dumps, scan.matches, request.scheduler, options, rules_version=library.label
-    )
-    if problems:
-        report = report.model_copy(update={"warnings": [*problems, *report.warnings]})
+    return hang_view(assemble(request.paths, matcher, options, stdin=stdin))
+
+
+def hang_view(evidence: Evidence) -> HangReport:
+    """The hang report of the evidence; InputError when it holds no usable dump."""
+    problems = _misfits(evidence.inputs, tried=not evidence.dumps)
+    if evidence.hang is None and evidence.hang_problems:
+        raise InputError(evidence.hang_problems[0])
+    if evidence.hang is None:
+        reasons = "; ".join([*evidence.warnings, *problems])
+        raise InputError(
+            "no usable Flight Recorder dump: "
+            + (reasons or "no Flight Recorder dump among the inputs")
+        )
+    report = evidence.hang
+    ahead = [w for w in evidence.warnings if w not in report.warnings] + problems
+    if ahead:
+        report = report.model_copy(update={"warnings": [*ahead, *report.warnings]})
     return report
 
 
-def _misfits(inputs: list[ScannedInput], *, tried: bool) -> list[str]:
+def _misfits(inputs: Sequence[ScannedInput], *, tried: bool) -> list[str]:
     """Why inputs that may have been meant as dumps are not: empty files, `.pkl` files that are
     not pickles and, when no dump was found at all, JSON files that are not dumps."""
     suffixes = (".pkl", ".pickle", ".json") if tried else (".pkl", ".pickle")

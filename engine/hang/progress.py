@@ -81,11 +81,15 @@ class Group:
 
 
 def expected_ranks(
-    captures: Sequence[Capture], world_size: int | None, named: Iterable[int] = ()
+    captures: Sequence[Capture],
+    world_size: int | None,
+    named: Iterable[int] = (),
+    inferred_from: str | None = None,
 ) -> tuple[tuple[int, ...], str, list[str]]:
     """The job's ranks, where the evidence says so, and what could not be known. `named`: ranks
-    that file names show existed even though their dump could not be read."""
-    if world_size is not None:
+    that file names show existed even though their dump could not be read. A `world_size`
+    `inferred_from` the other inputs is a lower bound that the dumps' pg_config overrides."""
+    if world_size is not None and inferred_from is None:
         return tuple(range(world_size)), "the world size given", []
     stated: set[int] = set()
     for capture in captures:
@@ -106,6 +110,13 @@ def expected_ranks(
             ],
         )
     top = max(named_ranks)
+    if world_size is not None and inferred_from is not None and world_size > top:
+        notes = [
+            f"world size not stated by the dumps (Gloo dumps do not record group membership): "
+            f"ranks 0-{world_size - 1} are expected from {inferred_from}; a missing rank above "
+            f"{world_size - 1} would go unnoticed (pass --world-size)"
+        ]
+        return tuple(range(world_size)), inferred_from, notes
     notes = [
         f"world size unknown (Gloo dumps do not record group membership): ranks 0-{top} are "
         f"expected from the dumps' names; a missing rank above {top} would go unnoticed "

@@ -64,6 +64,9 @@ class DumpFile:
 class HangOptions:
     world_size: int | None = None
     """The job's world size, when known; otherwise inferred from the dumps (and said so)."""
+    world_size_from: str | None = None
+    """How `world_size` was inferred from the other inputs (None: the user gave it). An
+    inferred size is a lower bound: a default group's pg_config in the dumps wins over it."""
     rank_hosts: Mapping[int, Location] = field(default_factory=dict)
     capture_times: Mapping[str, float] = field(default_factory=dict)
     """When each dump was taken (epoch seconds), by dump name or file name."""
@@ -99,7 +102,7 @@ def triage_dumps(
         for rank, dump in chosen.items()
     }
     expected, expected_from, incomplete = expected_ranks(
-        list(captures.values()), options.world_size, unreadable
+        list(captures.values()), options.world_size, unreadable, options.world_size_from
     )
     groups, notes = build_groups(captures, expected)
     incomplete += notes

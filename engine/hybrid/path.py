@@ -1,37 +1,36 @@
 """The hybrid path as the pipeline sees it: a best-effort provider and an incident recorder.
 
 Consumes the settings the edge built (store URL, index path, LLM settings, neighbours), and per
-diagnosis the input paths, the ordered timeline and the gate's result; produces the best-effort
-diagnosis (retrieval and, when configured, an LLM draft) and records every diagnosis in the
-incident store, queueing those the rules did not settle for a curator.
+diagnosis the assembled `Evidence` (its abnormal lines and input digests come from the same one
+read of the inputs as the rules' matches), the ordered timeline and the gate's result; produces
+the best-effort diagnosis (retrieval and, when configured, an LLM draft) and records every
+diagnosis in the incident store, queueing those the rules did not settle for a curator.
 
 `HybridPath` holds what lives as long as the process (store, embedder, index, chat model);
-`HybridCase` holds what belongs to one diagnosis (the spooled stdin, the harvested lines, the
-incident id). Failures of the store, the index or the model never fail the diagnosis: the rules'
-answer stands, with a warning that says what was unavailable.
+`HybridCase` holds what belongs to one diagnosis (its evidence, the incident id). Failures of
+the store, the index or the model never fail the diagnosis: the rules' answer stands, with a
+warning that says what was unavailable.
 """
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from pathlib import Path
 
 from denpex.errors import DenpexError
-from denpex.events import Match
+from denpex.evidence import Evidence
 from denpex.hybrid.chat import ChatModel, LiteLLMChat, LLMUnavailable
 from denpex.hybrid.excerpt import build_excerpt, query_templates
-from denpex.hybrid.harvest import harvest, lexicon_matcher
+from denpex.hybrid.harvest import abnormal_lines
 from denpex.hybrid.llm_answer import AnswerError, Checked, check_answer, parse_answer
 from denpex.hybrid.prompt import PromptMaterial, PromptTooLarge, build_prompt, render
 from denpex.hybrid.redact import Redactor
 from denpex.hybrid.retrieval_answer import retrieval_root_causes
 from denpex.hybrid.settings import HybridSettings
 from denpex.hybrid.tokens import TokenCounter, TokenizerError
+from denpex.match.scan import AbnormalLines
 from denpex.match.signature import Role
 from denpex.models import Diagnosis, RootCause, Status
 from denpex.retrieval.embedder import Embedder, SentenceTransformerEmbedder
@@ -41,7 +40,6 @@ from denpex.store.records import ExcerptLine, IncidentDraft, input_digests
 from denpex.store.store import IncidentStore, StoreError, open_store
 from denpex.timeline.order import OrderedTimeline
 
-SPOOL_IN_MEMORY = 64 * 1024 * 1024
 _RETRIEVAL_ERRORS = (DenpexError, OSError, RuntimeError, ImportError, ValueError)
 
 
@@ -112,16 +110,12 @@ class HybridPath:
         twin._index, twin._similar = self._index, self._similar
         return twin
 
-    def case(self, paths: list[str], stdin: BinaryIO | None) -> HybridCase:
-        return HybridCase(self, paths, _spooled(stdin) if stdin is not None else None)
+    def abnormal_lines(self, backend: str = "auto", cache_dir: Path | None = None) -> AbnormalLines:
+        """What the one scan of the inputs looks for on the best effort's behalf."""
+        return abnormal_lines(backend, cache_dir)
 
-
-def _spooled(stdin: BinaryIO) -> BinaryIO:
-    """A rewindable copy of stdin, so the inputs can be read a second time."""
-    spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
-    shutil.copyfileobj(stdin, spool, 1024 * 1024)
-    spool.seek(0)
-    return spool  # type: ignore[return-value]
+    def case(self, evidence: Evidence) -> HybridCase:
+        return HybridCase(self, evidence)
 
 
 @dataclass
@@ -142,10 +136,9 @@ class _Retrieved:
 class HybridCase:
     """The hybrid path for one diagnosis."""
 
-    def __init__(self, path: HybridPath, paths: list[str], stdin: BinaryIO | None) -> None:
+    def __init__(self, path: HybridPath, evidence: Evidence) -> None:
         self.path = path
-        self.paths = paths
-        self.stdin = stdin
+        self.evidence = evidence
         self.incident_id = uuid.uuid4().hex
         self._observation: Observation | None = None
 
@@ -157,22 +150,8 @@ class HybridCase:
         return self._observation
 
     def _observe(self, timeline: OrderedTimeline) -> Observation:
-        warnings: list[str] = []
-        harvested: list[Match] = []
-        digests: dict[str, str] = {}
-        try:
-            found = harvest(
-                self.paths,
-                self.stdin,
-                skip={(m.event.source, m.event.line) for m in timeline.matches},
-                matcher=lexicon_matcher(),
-                year=_year_of(timeline),
-            )
-            harvested, digests = found.matches, found.digests
-        except (DenpexError, OSError) as error:
-            warnings.append(f"inputs could not be read again for the incident store: {error}")
-        excerpt = build_excerpt(timeline, harvested)
-        return Observation(excerpt, query_templates(excerpt), digests, warnings)
+        excerpt = build_excerpt(timeline, list(self.evidence.abnormal))
+        return Observation(excerpt, query_templates(excerpt), dict(self.evidence.digests))
 
     # the best-effort answer -----------------------------------------------------------------
 
@@ -277,13 +256,8 @@ class HybridCase:
     # recording ------------------------------------------------------------------------------
 
     def record(self, diagnosis: Diagnosis, timeline: OrderedTimeline) -> Diagnosis:
-        """Stores the diagnosis as an incident; one the rules did not settle is queued. This is
-        the case's last step: the spooled stdin is released."""
-        try:
-            return self._record(diagnosis, timeline) if self.path.record else diagnosis
-        finally:
-            if self.stdin is not None:
-                self.stdin.close()
+        """Stores the diagnosis as an incident; one the rules did not settle is queued."""
+        return self._record(diagnosis, timeline) if self.path.record else diagnosis
 
     def _record(self, diagnosis: Diagnosis, timeline: OrderedTimeline) -> Diagnosis:
         seen = self.observe(timeline)
@@ -306,13 +280,6 @@ class HybridCase:
                 update={"curation_id": None, "warnings": [*diagnosis.warnings, warning]}
             )
         return diagnosis
-
-
-def _year_of(timeline: OrderedTimeline) -> int | None:
-    for match in timeline.matches:
-        if match.event.time is not None and not match.event.time_inferred:
-            return time.gmtime(match.event.time).tm_year
-    return None
 
 
 def _distinct_classes(causes: list[RootCause]) -> list[RootCause]:

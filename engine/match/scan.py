@@ -2,17 +2,21 @@
 
 Consumes a `Library` and `Input`s; produces, per input, the confirmed `Match`es (with events
 built by ingest for the matched lines only), the input's summary, and any Flight Recorder dump
-found among the inputs. On a line several signatures match, only those of the highest priority
-are kept, so a specific signature is not doubled by a generic one. Repeated matches are bounded:
-per signature, source and emitter the first and last few are kept and the rest only counted.
+found among the inputs. In the same read, when asked, it hashes the input and runs a second,
+generic pattern set (`AbnormalLines`) over the same chunks for the abnormal lines no signature
+explains, so no input is ever read twice. On a line several signatures match, only those of the
+highest priority are kept, so a specific signature is not doubled by a generic one. Repeated
+matches are bounded: per signature, source and emitter the first and last few are kept and the
+rest only counted.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -76,6 +80,41 @@ class ScannedInput:
     """The first timestamp among the input's opening lines, when it has one."""
     progress: list[ProgressRecord] = field(default_factory=list)
     """Training progress lines (step, loss, grad norm, ...), for the silent-failure checks."""
+    abnormal: list[Match] = field(default_factory=list)
+    """Lines no signature matched that `AbnormalLines` found and kept, in input order."""
+    digest: str | None = None
+    """SHA-256 of all the input's bytes, when asked for."""
+
+
+@dataclass(frozen=True)
+class AbnormalLines:
+    """A generic pattern set run over the same chunks as the library, for the lines no
+    signature explains, and the caller's judgement of a line's text (kept when it says so)."""
+
+    matcher: Matcher
+    keep: Callable[[str], bool]
+
+
+class _Digest:
+    """SHA-256 of what a stream yields, passed through unchanged; drained to the end when the
+    scan stops reading early (a binary input is only sniffed, a dump may be over its bound)."""
+
+    def __init__(self, inner: BinaryIO) -> None:
+        self._inner = inner
+        self._hasher = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._inner.read(size)
+        self._hasher.update(data)
+        return data
+
+    def hexdigest(self) -> str | None:
+        try:
+            while self.read(8 * 1024 * 1024):
+                pass
+        except READ_ERRORS:
+            return None
+        return self._hasher.hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,52 +178,82 @@ class Matcher:
         """The scanner of the abnormal signatures, the one that reads every byte."""
         return self._abnormal.scanner
 
-    def scan_input(self, item: Input, fallback_year: int | None = None) -> ScannedInput:
+    def scan_input(
+        self,
+        item: Input,
+        fallback_year: int | None = None,
+        *,
+        abnormal: AbnormalLines | None = None,
+        digest: bool = False,
+    ) -> ScannedInput:
+        with item.open() as opened:
+            stream: BinaryIO = _Digest(opened) if digest else opened  # type: ignore[assignment]
+            scanned = self._scan_stream(item, stream, fallback_year, abnormal)
+            if isinstance(stream, _Digest):
+                scanned.digest = stream.hexdigest()
+        return scanned
+
+    def _scan_stream(
+        self,
+        item: Input,
+        stream: BinaryIO,
+        fallback_year: int | None,
+        abnormal: AbnormalLines | None,
+    ) -> ScannedInput:
         who = attribution_from_path(item.relative)
         report = ReadReport()
-        with item.open() as stream:
-            try:
-                head = stream.read(_HEAD_BYTES)
-            except READ_ERRORS as error:
-                return _unreadable(item, f"{item.name}: skipped, cannot be read ({error})")
-            kind = kind_of(item.relative, who, head)
-            body = Rejoined(head, stream)
-            if kind == FR_DUMP:
-                return _dump_input(item, kind, body)
-            if kind == BINARY:
-                return _unreadable(
-                    item, f"{item.name}: skipped, binary data that is not a known format", kind
-                )
-            context = SourceContext(
-                name=item.name,
-                who=who,
-                default_year=_first_year(head) or fallback_year or datetime.now(UTC).year,
-                srun_labelled=looks_srun_labelled(
-                    [decode(line) for line in head.split(b"\n", 60)[:60]]
-                ),
+        try:
+            head = stream.read(_HEAD_BYTES)
+        except READ_ERRORS as error:
+            return _unreadable(item, f"{item.name}: skipped, cannot be read ({error})")
+        kind = kind_of(item.relative, who, head)
+        body = Rejoined(head, stream)
+        if kind == FR_DUMP:
+            return _dump_input(item, kind, body)
+        if kind == BINARY:
+            return _unreadable(
+                item, f"{item.name}: skipped, binary data that is not a known format", kind
             )
-            first_time = _first_time(head, context)
-            kept: dict[tuple[str, int | None, int | None], _Kept] = {}
+        context = SourceContext(
+            name=item.name,
+            who=who,
+            default_year=_first_year(head) or fallback_year or datetime.now(UTC).year,
+            srun_labelled=looks_srun_labelled(
+                [decode(line) for line in head.split(b"\n", 60)[:60]]
+            ),
+        )
+        first_time = _first_time(head, context)
+        kept: dict[tuple[str, int | None, int | None], _Kept] = {}
+        generic: dict[tuple[str, int | None, int | None], _Kept] = {}
 
-            def keep(matches: Iterator[Match]) -> None:
-                for match in matches:
-                    key = (match.signature.id, match.event.rank, match.event.who.local_rank)
-                    kept.setdefault(key, _Kept()).add(match)
+        def keep(
+            matches: Iterator[Match],
+            into: dict[tuple[str, int | None, int | None], _Kept] = kept,
+        ) -> None:
+            for match in matches:
+                key = (match.signature.id, match.event.rank, match.event.who.local_rank)
+                into.setdefault(key, _Kept()).add(match)
 
-            head_window: Chunk | None = None
-            last: Chunk | None = None
-            progress: list[ProgressRecord] = []
-            for chunk in iter_chunks(body, report):
-                keep(self._matches_in(chunk, context, self._abnormal))
-                # Silent-failure hook: progress lines, read in the same pass over the bytes.
-                room = MAX_RECORDS_PER_INPUT - len(progress)
-                progress.extend(self._progress.records_in(chunk, context, room))
-                if head_window is None:
-                    head_window = _head_window(chunk)
-                last = chunk
-            if last is not None and head_window is not None:
-                for window in _context_windows(head_window, last):
-                    keep(self._matches_in(window, context, self._context))
+        head_window: Chunk | None = None
+        last: Chunk | None = None
+        progress: list[ProgressRecord] = []
+        for chunk in iter_chunks(body, report):
+            keep(self._matches_in(chunk, context, self._abnormal))
+            # Silent-failure hook: progress lines, read in the same pass over the bytes.
+            room = MAX_RECORDS_PER_INPUT - len(progress)
+            progress.extend(self._progress.records_in(chunk, context, room))
+            if abnormal is not None:
+                lexicon = abnormal.matcher._abnormal
+                keep(
+                    abnormal.matcher._matches_in(chunk, context, lexicon, accept=abnormal.keep),
+                    generic,
+                )
+            if head_window is None:
+                head_window = _head_window(chunk)
+            last = chunk
+        if last is not None and head_window is not None:
+            for window in _context_windows(head_window, last):
+                keep(self._matches_in(window, context, self._context))
         warnings = [f"{item.name}: {report.error}"] if report.error else []
         if report.cut_lines:
             warnings.append(
@@ -195,6 +264,16 @@ class Matcher:
             key=lambda m: m.event.offset,
         )
         dropped = {(key[0], key[1]): k.dropped for key, k in kept.items() if k.dropped}
+        explained = {m.event.line for m in matches}
+        seen_lines: set[int] = set()
+        found = []
+        for match in sorted(
+            (m for k in generic.values() for m in (*k.first, *k.last)),
+            key=lambda m: m.event.offset,
+        ):
+            if match.event.line not in explained and match.event.line not in seen_lines:
+                seen_lines.add(match.event.line)
+                found.append(match)
         return ScannedInput(
             item.name,
             item.relative,
@@ -207,6 +286,7 @@ class Matcher:
             who=who,
             first_time=first_time,
             progress=progress,
+            abnormal=found,
         )
 
     def scan_text(self, text: str, name: str = "<text>", *, keep_all: bool = False) -> list[Match]:
@@ -255,7 +335,10 @@ class Matcher:
         context: SourceContext,
         group: _PatternGroup,
         keep_all: bool = False,
+        accept: Callable[[str], bool] | None = None,
     ) -> Iterator[Match]:
+        """Confirmed matches of `group` in the chunk; with `accept`, only on lines whose text
+        it accepts (judged before the line's event is built)."""
         candidates = group.scanner.candidate_lines(chunk.data)
         by_line: dict[int, list[int]] = {}
         for pattern_index, starts in candidates.items():
@@ -266,7 +349,7 @@ class Matcher:
                 fresh = fresh[:CONTEXT_PER_WINDOW] + fresh[-CONTEXT_PER_WINDOW:]
             for start in fresh:
                 by_line.setdefault(start, []).append(pattern_index)
-        return self._confirm(chunk, context, group, by_line, keep_all)
+        return self._confirm(chunk, context, group, by_line, keep_all, accept)
 
     def _confirm(
         self,
@@ -275,6 +358,7 @@ class Matcher:
         group: _PatternGroup,
         by_line: dict[int, list[int]],
         keep_all: bool,
+        accept: Callable[[str], bool] | None = None,
     ) -> Iterator[Match]:
         """Matches on the candidate lines (line start -> pattern indexes), confirmed by `re`."""
         data = chunk.data
@@ -282,6 +366,8 @@ class Matcher:
         for start in sorted(by_line):
             begin, end = line_bounds(data, start)
             text = decode(data[begin:end])
+            if accept is not None and not accept(text):
+                continue
             hits = _confirmed(group, sorted(by_line[start]), text, data, begin, end, keep_all)
             if not hits:
                 continue

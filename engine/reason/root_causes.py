@@ -174,6 +174,13 @@ def to_root_cause(
         source=Source.rules,
         best_effort=False,
         originating_rank=origin.rank if origin else None,
+        originating_ranks=(
+            list(candidate.ranks)
+            if candidate is not None
+            else [origin.rank]
+            if origin is not None and origin.rank is not None
+            else []
+        ),
         originating_host=origin.host if origin else None,
         originating_local_rank=origin.local_rank if origin else None,
         first_seen=to_datetime(hypothesis.first_seen),

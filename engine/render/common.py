@@ -7,6 +7,14 @@ from datetime import datetime
 from denpex.models import Evidence, RootCause
 
 
+def ranks_text(ranks: list[int]) -> str:
+    """`1, 4` for a few ranks, `0-63` for a contiguous run."""
+    ordered = sorted(set(ranks))
+    if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
+        return f"{ordered[0]}-{ordered[-1]}"
+    return ", ".join(str(r) for r in ordered)
+
+
 def when(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if moment else "time unknown"
 
@@ -14,7 +22,9 @@ def when(moment: datetime | None) -> str:
 def where(root: RootCause, undetermined: str = "rank undetermined") -> str:
     """Rank (or local rank) and host where a root cause began, as far as the evidence says."""
     parts = []
-    if root.originating_rank is not None:
+    if len(root.originating_ranks) > 1:
+        parts.append(f"ranks {ranks_text(root.originating_ranks)}")
+    elif root.originating_rank is not None:
         parts.append(f"rank {root.originating_rank}")
     elif root.originating_local_rank is not None:
         parts.append(f"local rank {root.originating_local_rank}")

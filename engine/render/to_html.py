@@ -1,7 +1,7 @@
 """The diagnosis as one self-contained HTML page, with a per-rank timeline picture.
 
 The picture is inline SVG: one row per rank, a mark at the rank's first abnormal event on the
-corrected clock, the originating rank's mark in red. Everything from the input is escaped; the
+corrected clock, the originating ranks' marks in red. Everything from the input is escaped; the
 page loads nothing from anywhere.
 """
 
@@ -25,7 +25,7 @@ h1{font-size:1.3em} h2{font-size:1.1em;margin-top:1.6em} .status{font-weight:bol
 """
 
 
-def _timeline_svg(entries: list[FirstAbnormal], origin: int | None) -> str:
+def _timeline_svg(entries: list[FirstAbnormal], origins: set[int]) -> str:
     timed = [e for e in entries if e.time is not None]
     if not timed:
         return "<p class='meta'>No timed abnormal events to draw.</p>"
@@ -40,7 +40,7 @@ def _timeline_svg(entries: list[FirstAbnormal], origin: int | None) -> str:
     rows = []
     for index, entry in enumerate(timed):
         y = 15 + index * _ROW
-        colour = "#cf222e" if entry.rank == origin and origin is not None else "#bf8700"
+        colour = "#cf222e" if entry.rank in origins else "#bf8700"
         label = "?" if entry.rank is None else str(entry.rank)
         rows.append(
             f"<text x='4' y='{y + 4}'>rank {escape(label)}</text>"
@@ -84,7 +84,9 @@ def _root_cause(position: int, root: RootCause) -> str:
 
 def render_html(diagnosis: Diagnosis) -> str:
     top = diagnosis.root_causes[0] if diagnosis.root_causes else None
-    origin = top.originating_rank if top else None
+    origins = set(top.originating_ranks) if top else set()
+    if top and top.originating_rank is not None:
+        origins.add(top.originating_rank)
     provenance = diagnosis.provenance
     sections = [_root_cause(i, r) for i, r in enumerate(diagnosis.root_causes, 1)]
     warnings = "".join(f"<li>{escape(w)}</li>" for w in diagnosis.warnings)
@@ -95,7 +97,7 @@ def render_html(diagnosis: Diagnosis) -> str:
         f"<h1>denpex: <span class='status {escape(diagnosis.status)}'>"
         f"{escape(diagnosis.status)}</span></h1>"
         f"<p>{escape(diagnosis.summary)}</p>"
-        f"<h2>Timeline</h2>{_timeline_svg(diagnosis.timeline.first_abnormal, origin)}"
+        f"<h2>Timeline</h2>{_timeline_svg(diagnosis.timeline.first_abnormal, origins)}"
         + "\n".join(sections)
         + (f"<h2>Warnings</h2><ul>{warnings}</ul>" if warnings else "")
         + f"<p class='meta'>{diagnosis.timeline.ranks_seen} rank(s), "

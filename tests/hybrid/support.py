@@ -7,15 +7,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from denpex.evidence import EvidenceOptions, assemble
 from denpex.hybrid.excerpt import build_excerpt, query_templates
-from denpex.hybrid.harvest import harvest, lexicon_matcher
+from denpex.hybrid.harvest import abnormal_lines
 from denpex.match.library import load_library
 from denpex.match.scan import Matcher
 from denpex.models import Diagnosis
-from denpex.pipeline import DiagnoseOptions, diagnose_scan, scan_inputs
+from denpex.pipeline import DiagnoseOptions, diagnose_evidence
 from denpex.retrieval.corpus import load_cases
 from denpex.store.records import ExcerptLine, IncidentDraft, input_digests
-from denpex.timeline.order import build_timeline
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 
@@ -36,20 +36,12 @@ class Observed:
 def observe(paths: list[str], threshold: float = 0.6) -> Observed:
     """The rules' diagnosis of real logs, with the excerpt the hybrid path would build."""
     matcher = Matcher(load_library())
-    scan = scan_inputs(paths, matcher)
-    timeline = build_timeline(scan.matches)
-    diagnosis = diagnose_scan(
-        scan, matcher.library, DiagnoseOptions(confidence_threshold=threshold), time.perf_counter()
+    evidence = assemble(paths, matcher, EvidenceOptions(abnormal=abnormal_lines(), digests=True))
+    diagnosis = diagnose_evidence(
+        evidence, DiagnoseOptions(confidence_threshold=threshold), time.perf_counter()
     )
-    found = harvest(
-        paths,
-        None,
-        skip={(m.event.source, m.event.line) for m in timeline.matches},
-        matcher=lexicon_matcher(),
-        year=None,
-    )
-    excerpt = build_excerpt(timeline, found.matches)
-    return Observed(diagnosis, excerpt, query_templates(excerpt), found.digests)
+    excerpt = build_excerpt(evidence.timeline, list(evidence.abnormal))
+    return Observed(diagnosis, excerpt, query_templates(excerpt), dict(evidence.digests))
 
 
 def draft_of(observed: Observed, *, queue: bool = False) -> IncidentDraft:

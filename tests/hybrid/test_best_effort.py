@@ -162,8 +162,6 @@ def test_the_gate_asks_the_provider_only_when_the_rules_are_not_confident(status
     asked: list[Status] = []
 
     class Spy:
-        stdin = None
-
         def best_effort(self, uncertain, timeline):
             asked.append(uncertain.status)
             return uncertain
@@ -172,7 +170,10 @@ def test_the_gate_asks_the_provider_only_when_the_rules_are_not_confident(status
             return diagnosis
 
     class Hybrid:
-        def case(self, paths, stdin):
+        def abnormal_lines(self, backend, cache_dir):
+            return None  # the spy looks at no line beyond the rules' matches
+
+        def case(self, evidence):
             return Spy()
 
     settled = diagnose([str(BAD_SAMPLE)], hybrid=Hybrid())

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from denpex.evidence import EvidenceOptions, assemble
 from denpex.hybrid.excerpt import build_excerpt, prioritised, query_templates
-from denpex.hybrid.harvest import harvest, lexicon_matcher
+from denpex.hybrid.harvest import abnormal_lines
 from denpex.match.library import load_library
 from denpex.match.scan import Matcher
-from denpex.pipeline import scan_inputs
-from denpex.timeline.order import build_timeline
 from tests.hybrid.support import case_inputs, observe
 
 
@@ -34,16 +33,8 @@ def test_rule_matches_are_marked_and_generic_finds_are_abnormal() -> None:
 
 def test_a_short_excerpt_keeps_the_root_cause_before_generic_lines() -> None:
     paths = case_inputs("exc-keyerror")
-    matcher = Matcher(load_library())
-    timeline = build_timeline(scan_inputs(paths, matcher).matches)
-    found = harvest(
-        paths,
-        None,
-        skip={(m.event.source, m.event.line) for m in timeline.matches},
-        matcher=lexicon_matcher(),
-        year=None,
-    )
-    short = build_excerpt(timeline, found.matches, limit=2)
+    evidence = assemble(paths, Matcher(load_library()), EvidenceOptions(abnormal=abnormal_lines()))
+    short = build_excerpt(evidence.timeline, list(evidence.abnormal), limit=2)
     assert len(short) == 2
     assert any(line.role == "root_cause" for line in short)
     assert all(line.role != "abnormal" for line in short)

@@ -1,4 +1,4 @@
-"""The second read of the inputs: digests, and the abnormal lines the rules did not match."""
+"""The best effort's share of the one read: digests, and the abnormal lines no rule matched."""
 
 from __future__ import annotations
 
@@ -6,40 +6,50 @@ import hashlib
 import io
 from pathlib import Path
 
-from denpex.hybrid.harvest import harvest, is_below_error, lexicon_matcher
+from denpex.evidence import EvidenceOptions, assemble
+from denpex.hybrid.harvest import abnormal_lines, is_below_error
+from denpex.match.library import load_library
+from denpex.match.scan import Matcher
 from tests.hybrid.support import case_inputs
+
+_WITH_LINES = EvidenceOptions(abnormal=abnormal_lines(), digests=True)
+
+
+def _matcher() -> Matcher:
+    return Matcher(load_library())
 
 
 def test_every_input_is_digested_even_one_skipped_as_binary() -> None:
     # worker-sigsegv's rank 0 log holds a NUL byte printed by the DataLoader's crash handler.
     paths = case_inputs("worker-sigsegv")
-    found = harvest(paths, None, skip=set(), matcher=lexicon_matcher(), year=None)
-    assert set(found.digests) == set(paths)
+    evidence = assemble(paths, _matcher(), _WITH_LINES)
+    assert set(evidence.digests) == set(paths)
     for path in paths:
-        assert found.digests[path] == hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        assert evidence.digests[path] == hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def test_lines_the_rules_did_not_match_are_found_and_matched_ones_skipped() -> None:
     paths = case_inputs("killed-rank1")
-    everything = harvest(paths, None, skip=set(), matcher=lexicon_matcher(), year=None)
-    texts = [m.event.text for m in everything.matches]
+    evidence = assemble(paths, _matcher(), _WITH_LINES)
+    texts = [m.event.text for m in evidence.abnormal]
     assert any("traceback : Signal 9 (SIGKILL) received by PID" in t for t in texts)
     assert any(t.endswith("train.py FAILED") for t in texts)
-    first = everything.matches[0].event
-    fewer = harvest(
-        paths, None, skip={(first.source, first.line)}, matcher=lexicon_matcher(), year=None
-    )
-    assert len(fewer.matches) == len(everything.matches) - 1
-    assert len({(m.event.source, m.event.line) for m in everything.matches}) == len(texts)
+    explained = {(m.event.source, m.event.line) for s in evidence.inputs for m in s.matches}
+    found = {(m.event.source, m.event.line) for m in evidence.abnormal}
+    assert explained and not found & explained
+    assert len(found) == len(texts), "one abnormal line is listed once"
 
 
-def test_a_rewindable_stdin_is_read_from_its_start() -> None:
+def test_without_the_best_effort_nothing_is_hashed_or_harvested() -> None:
+    evidence = assemble(case_inputs("killed-rank1"), _matcher())
+    assert evidence.digests == {} and evidence.abnormal == ()
+
+
+def test_stdin_is_read_once_for_matches_lines_and_digest() -> None:
     data = Path(case_inputs("killed-rank1")[0]).read_bytes()
-    stream = io.BytesIO(data)
-    stream.seek(len(data))
-    found = harvest(["-"], stream, skip=set(), matcher=lexicon_matcher(), year=None)
-    assert found.digests == {"<stdin>": hashlib.sha256(data).hexdigest()}
-    assert found.matches
+    evidence = assemble(["-"], _matcher(), _WITH_LINES, stdin=io.BytesIO(data))
+    assert evidence.digests == {"<stdin>": hashlib.sha256(data).hexdigest()}
+    assert evidence.abnormal
 
 
 def test_warnings_and_info_are_chatter_errors_are_not() -> None:

@@ -49,3 +49,21 @@ def test_slack_blocks_are_valid_json_within_slack_limits(diagnosis: Diagnosis) -
     for block in message["blocks"]:
         if block["type"] == "section":
             assert len(block["text"]["text"]) <= 3000
+
+
+@pytest.fixture(scope="module")
+def two_withheld() -> Diagnosis:
+    # Ranks 1 and 4 of 6 never called seq 6 (real Gloo dumps and logs, evals/hang/).
+    case = Path(__file__).resolve().parents[2] / "evals" / "hang" / "withheld_several"
+    return diagnose_paths([str(case / "dumps"), str(case / "logs")])
+
+
+@pytest.mark.parametrize("name", sorted(RENDERERS))
+def test_every_format_states_both_culprit_ranks(name: str, two_withheld: Diagnosis) -> None:
+    top = two_withheld.root_causes[0]
+    assert (top.originating_rank, top.originating_ranks) == (None, [1, 4])
+    output = RENDERERS[name](two_withheld)
+    if name == "json":
+        assert json.loads(output)["root_causes"][0]["originating_ranks"] == [1, 4]
+    else:
+        assert "ranks 1, 4" in output
