@@ -88,6 +88,13 @@ CacheOption = Annotated[
 RulesOption = Annotated[
     Path | None, typer.Option("--rules", help="signature library directory (default: bundled)")
 ]
+ExperimentalOption = Annotated[
+    bool,
+    typer.Option(
+        "--experimental",
+        help="also use signatures of status experimental (off by default: not yet proven)",
+    ),
+]
 BackendOption = Annotated[
     str, typer.Option("--backend", help="matcher backend: auto, hyperscan or re")
 ]
@@ -156,6 +163,7 @@ def diagnose_command(
     llm_timeout: Annotated[
         float | None, typer.Option(help="seconds to wait for the model [DENPEX_LLM_TIMEOUT]")
     ] = None,
+    experimental: ExperimentalOption = False,
 ) -> None:
     """Diagnose a failed run from its logs: ranked root causes with evidence and next steps.
 
@@ -170,6 +178,7 @@ def diagnose_command(
         backend=backend,
         confidence_threshold=threshold,
         cache_dir=default_cache_dir() if cache else None,
+        experimental=experimental,
     )
     show_progress = stderr.is_terminal if progress is None else progress
     try:
@@ -379,6 +388,7 @@ def eval_command(
     rules: RulesOption = None,
     backend: BackendOption = "auto",
     threshold: Annotated[float, typer.Option(help="confidence threshold of the gate")] = 0.6,
+    experimental: ExperimentalOption = False,
 ) -> None:
     """Diagnose every labelled case of a corpus and measure accuracy, calibration and speed."""
     from denpex.evaluate import check_thresholds, evaluate, held_out
@@ -387,10 +397,14 @@ def eval_command(
 
     cache_dir = default_cache_dir() if cache else None
     options = DiagnoseOptions(
-        rules_dir=rules, backend=backend, confidence_threshold=threshold, cache_dir=cache_dir
+        rules_dir=rules,
+        backend=backend,
+        confidence_threshold=threshold,
+        cache_dir=cache_dir,
+        experimental=experimental,
     )
     try:
-        library = load_library(rules, cache_dir=cache_dir)
+        library = load_library(rules, include_experimental=experimental, cache_dir=cache_dir)
         report = evaluate(corpus, library, options)
         if unseen:
             report.held_out = held_out(corpus, report, library, options, cache_dir)
@@ -437,7 +451,7 @@ def rules_test_command(rules: RulesOption = None) -> None:
     from denpex.match.lint import example_problems
 
     try:
-        library = load_library(rules)
+        library = load_library(rules, include_experimental=True)
     except DenpexError as error:
         fail(str(error))
     examples = sum(len(s.examples.match) + len(s.examples.no_match) for s in library.signatures)
@@ -467,17 +481,18 @@ def rules_list_command(
     from denpex.match.library import load_library
 
     try:
-        library = load_library(rules)
+        library = load_library(rules, include_experimental=True)
     except DenpexError as error:
         fail(str(error))
     table = Table(title=f"signature library {library.label}", show_lines=False)
-    for column in ("id", "role", "failure class", "prior"):
+    for column in ("id", "status", "role", "failure class", "prior"):
         table.add_column(column, no_wrap=True)
     table.add_column("title")
     shown = [s for s in library.signatures if family is None or s.family == family]
     for signature in shown:
         table.add_row(
             signature.id,
+            signature.status,
             signature.role,
             signature.failure_class or "-",
             f"{signature.confidence:.2f}",

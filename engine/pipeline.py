@@ -57,6 +57,8 @@ class DiagnoseOptions:
     confidence_threshold: float = 0.6
     cache_dir: Path | None = None
     """Where parsed signatures and compiled scanner databases are kept between runs."""
+    experimental: bool = False
+    """Whether signatures of status experimental take part."""
 
 
 @dataclass
@@ -121,7 +123,11 @@ def diagnose(
     started = time.perf_counter()
     options = options or DiagnoseOptions()
     if matcher is None:
-        library = library or load_library(options.rules_dir, cache_dir=options.cache_dir)
+        library = library or load_library(
+            options.rules_dir,
+            include_experimental=options.experimental,
+            cache_dir=options.cache_dir,
+        )
         matcher = Matcher(library, options.backend, options.cache_dir)
     case = hybrid.case(paths, stdin) if hybrid is not None else None
     scan = scan_inputs(paths, matcher, case.stdin if case else stdin, progress)

@@ -190,7 +190,7 @@ def lint(rules_dir: Path | None = None) -> list[Problem]:
         problems += _keyword_problems(signature)
     if problems:
         return problems
-    library = load_library(rules_dir)
+    library = load_library(rules_dir, include_experimental=True)
     for backend in available_backends():
         problems += example_problems(library, backend)
     return problems

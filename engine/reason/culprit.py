@@ -17,13 +17,12 @@ from dataclasses import dataclass
 
 from denpex.events import Match
 from denpex.match.signature import Role
+from denpex.taxonomy import Relay, traits
 
-_WAITING_CLASSES = frozenset({"collective_timeout"})
-_PEER_CLASSES = frozenset({"peer_process_died"})
-# Symptoms that only relay a failure elsewhere (a peer gone, a collective stuck, NCCL passing an
-# error on); any other symptom (a DataLoader worker found dead) happened in the process itself
-# and is closer to the cause.
-_RELAY_CLASSES = _WAITING_CLASSES | _PEER_CLASSES | {"nccl_internal_error"}
+# Symptoms that only relay a failure elsewhere (taxonomy.yaml's `relay`: a peer gone, a
+# collective stuck, NCCL passing an error on); any other symptom (a DataLoader worker found
+# dead) happened in the process itself and is closer to the cause.
+_HEADLINE = {Relay.waiting: "Collective stalled: ", Relay.peer: "A peer process died: "}
 # Captures in which PyTorch itself names the ranks behind a stall (monitoredBarrier, the NCCL
 # desync report): stated evidence, preferred over anything inferred.
 NAMED_SUSPECTS = ("suspect_ranks", "peer_ranks")
@@ -42,17 +41,17 @@ class Culprit:
     def determined(self) -> bool:
         return bool(self.suspects)
 
+    @property
+    def relay(self) -> Relay | None:
+        return traits(self.failure_class).relay
+
     def headline(self) -> str:
-        prefix = {
-            "collective_timeout": "Collective stalled: ",
-            "peer_process_died": "A peer process died: ",
-        }.get(self.failure_class, "Symptoms only: ")
-        return prefix + self.explanation()
+        return _HEADLINE.get(self.relay, "Symptoms only: ") + self.explanation()  # type: ignore[arg-type]
 
     def explanation(self) -> str:
         waiting = _ranks(self.waiting)
         at = f" at collective SeqNum {self.seq}" if self.seq else ""
-        if self.failure_class not in ("collective_timeout", "peer_process_died"):
+        if self.relay not in _HEADLINE:
             if self.suspects:
                 return (
                     f"only symptoms are in evidence ({self.failure_class}, which rank "
@@ -62,7 +61,7 @@ class Culprit:
                 f"only symptoms are in evidence ({self.failure_class}, on ranks {waiting}); "
                 "no root-cause record names where it began"
             )
-        if self.failure_class == "peer_process_died":
+        if self.relay is Relay.peer:
             if not self.suspects:
                 return (
                     f"ranks {waiting} lost their connection to a peer and no rank is in "
@@ -95,18 +94,18 @@ def infer_culprit(matches: Sequence[Match]) -> Culprit | None:
     named = _named(symptoms)
     if named is not None:
         return named
-    timeouts = [m for m in symptoms if m.signature.failure_class in _WAITING_CLASSES]
+    timeouts = [m for m in symptoms if m.signature.traits.relay is Relay.waiting]
     if timeouts:
         return _from_timeouts(timeouts, ranks_seen(matches))
-    local = [m for m in symptoms if m.signature.failure_class not in _RELAY_CLASSES]
+    local = [m for m in symptoms if m.signature.traits.relay is None]
     if local:
         return _first_symptom_class(local, happened_where_reported=True)
-    peers = [m for m in symptoms if m.signature.failure_class in _PEER_CLASSES]
+    peers = [m for m in symptoms if m.signature.traits.relay is Relay.peer]
     if peers:
         reporters = {m.event.rank for m in peers if m.event.rank is not None}
         silent = sorted(ranks_seen(matches) - reporters)
         return Culprit(
-            "peer_process_died", tuple(silent), tuple(sorted(reporters)), None, tuple(peers)
+            _first_class(peers), tuple(silent), tuple(sorted(reporters)), None, tuple(peers)
         )
     return _first_symptom_class(symptoms)
 
@@ -123,7 +122,7 @@ def _named(symptoms: list[Match]) -> Culprit | None:
     waiting = {m.event.rank for m in naming if m.event.rank is not None} - suspects
     first = naming[0]
     return Culprit(
-        failure_class=first.signature.failure_class or "collective_timeout",
+        failure_class=first.signature.failure_class or "unknown",
         suspects=tuple(sorted(suspects)),
         waiting=tuple(sorted(waiting)),
         seq=first.captures.get("seq") or first.captures.get("collective_number"),
@@ -166,9 +165,13 @@ def _from_timeouts(timeouts: list[Match], seen: set[int]) -> Culprit:
         behind = {rank for rank, seq in lowest_seq.items() if seq < common_seq}
     suspects = sorted(behind | (seen - waiting))
     return Culprit(
-        failure_class="collective_timeout",
+        failure_class=_first_class(timeouts),
         suspects=tuple(suspects),
         waiting=tuple(sorted(waiting - behind)),
         seq=None if common_seq is None else str(common_seq),
         evidence=tuple(timeouts),
     )
+
+
+def _first_class(symptoms: Sequence[Match]) -> str:
+    return symptoms[0].signature.failure_class or "unknown"

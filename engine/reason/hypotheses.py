@@ -33,21 +33,10 @@ TIE_WINDOW_S = 2.0
 CASCADE_LEAD_S = 10.0
 CONSEQUENCE_LEAD_S = 5.0
 DUMP_AND_SYMPTOMS_AGREE = 0.3
-# Faults every rank meets the same way: the job's configuration, its checkpoint, its use of DDP.
-# Not the host-local configuration classes (a node's driver, mount or interface).
-JOB_WIDE_CLASSES = frozenset(
-    {
-        "checkpoint_mismatch",
-        "framework_config_error",
-        "launch_config_error",
-        "rendezvous_failure",
-        "ddp_usage_error",
-    }
-)
 
 
 def _origin(match: Match) -> Attribution | None:
-    return match.event.who if match.signature.locates_origin else None
+    return match.event.who if match.signature.traits.locates_origin else None
 
 
 def _origin_of(roots: Sequence[Match]) -> Attribution | None:
@@ -256,7 +245,7 @@ def _undetermined_if_job_wide_and_alone(hypothesis: Hypothesis, matches: Sequenc
     of them."""
     if hypothesis.originating is None or hypothesis.originating.rank is None:
         return
-    if hypothesis.failure_class not in JOB_WIDE_CLASSES:
+    if not hypothesis.traits.job_wide:
         return
     if ranks_seen(matches) != {hypothesis.originating.rank}:
         return

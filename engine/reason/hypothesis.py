@@ -13,12 +13,9 @@ from denpex.events import Attribution, Match
 from denpex.hang.models import Candidate
 from denpex.match.signature import Signature
 from denpex.reason.culprit import Culprit
-from denpex.taxonomy import Category, failure_class
+from denpex.taxonomy import Category, Traits, failure_class, traits
 
 EVIDENCE_LINES = 6
-DOMINANT_CLASSES = frozenset(
-    {"preemption", "time_limit", "node_failure", "job_cancelled", "pod_evicted"}
-)
 
 
 @dataclass
@@ -45,8 +42,16 @@ class Hypothesis:
         return failure_class(self.failure_class).category
 
     @property
+    def traits(self) -> Traits:
+        """The class's traits, as the signature of its first line states them."""
+        if self.signature is not None and self.signature.failure_class == self.failure_class:
+            return self.signature.traits
+        return traits(self.failure_class)
+
+    @property
     def dominant(self) -> bool:
-        return self.failure_class in DOMINANT_CLASSES
+        """A scheduler action on the whole job: it causes what follows it anywhere."""
+        return self.traits.acts_on_job
 
 
 @dataclass(frozen=True)
