@@ -112,7 +112,9 @@ def classes() -> dict[str, FailureClass]:
     }
 
 
-_CLASS_FIELDS = frozenset({"category", "owner", "meaning", "dump_kinds", "dump_kinds_when_slowing"})
+_CLASS_FIELDS = frozenset(
+    {"category", "owner", "meaning", "dump_kinds", "dump_kinds_when_slowing", "divergent_calls"}
+)
 _TRAIT_FIELDS = frozenset(
     {"job_wide", "acts_on_job", "relay", "locates_origin", "host_record", "symptom_confidence"}
 )
@@ -147,6 +149,15 @@ def _traits(class_id: str, entry: dict, default_confidence: SymptomConfidence) -
 def traits(class_id: str | None) -> Traits:
     """The traits of a class; a context line (no class) has the defaults."""
     return failure_class(class_id).traits if class_id is not None else Traits()
+
+
+@cache
+def divergent_calls_class() -> str:
+    """The class of a stall in which one rank called a different collective than the rest."""
+    marked = [c for c, entry in _raw()["classes"].items() if entry.get("divergent_calls")]
+    if len(marked) != 1:
+        raise ValueError("taxonomy.yaml marks exactly one class with divergent_calls")
+    return marked[0]
 
 
 @cache

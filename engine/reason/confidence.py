@@ -24,6 +24,8 @@ CLOSE_RIVAL_S = 30.0
 CLOSE_RIVAL_PENALTY = 0.4
 FAR_RIVAL_PENALTY = 0.15
 EARLY_SYMPTOM_PENALTY = 0.8
+THIN_RANK_EVIDENCE = 0.85
+"""The rank was inferred from thin evidence (the job's size unknown, one process's line)."""
 CEILING = 0.99
 
 
@@ -69,6 +71,8 @@ def assign_confidence(hypotheses: Sequence[Hypothesis], unexplained: Sequence[Ma
     confidence = _rivalled(top, hypotheses[1] if len(hypotheses) > 1 else None, confidence)
     if unexplained:
         confidence *= EARLY_SYMPTOM_PENALTY
+    if top.finding is not None and top.finding.thin and top.originating is not None:
+        confidence *= THIN_RANK_EVIDENCE
     top.confidence = round(min(confidence, CEILING), 3)
     alternatives = hypotheses[1:]
     total_prior = sum(h.prior for h in alternatives)

@@ -13,6 +13,7 @@ from denpex.events import Attribution, Match
 from denpex.hang.models import Candidate
 from denpex.match.signature import Signature
 from denpex.reason.culprit import Culprit
+from denpex.reason.origin import Finding
 from denpex.taxonomy import Category, Traits, failure_class, traits
 
 EVIDENCE_LINES = 6
@@ -36,6 +37,8 @@ class Hypothesis:
     """The Flight Recorder candidate this hypothesis comes from, when it does."""
     corroboration: list[Match] = field(default_factory=list)
     """Log lines that support a hypothesis which has no root-cause line of its own."""
+    finding: Finding | None = None
+    """How the originating rank was found, or which ranks remain possible (`origin.py`)."""
 
     @property
     def category(self) -> Category:
