@@ -21,6 +21,7 @@ from denpex.events import Attribution, Event, Match
 from denpex.ingest.attribution import attribution_from_path, looks_srun_labelled, split_prefixes
 from denpex.ingest.kinds import BINARY, FR_DUMP, kind_of
 from denpex.ingest.lines import SourceContext, build_event, decode, line_bounds, stamp_of_line
+from denpex.ingest.numbers import identifier
 from denpex.ingest.reader import Chunk, ReadReport, iter_chunks
 from denpex.ingest.sources import READ_ERRORS, Input, Rejoined
 from denpex.ingest.timestamps import parse_stamp
@@ -314,7 +315,7 @@ def _context_windows(head: Chunk, last: Chunk) -> list[Chunk]:
 
 
 def _int_or_none(text: str | None) -> int | None:
-    return int(text) if text is not None and text.isdigit() else None
+    return identifier(text)
 
 
 def _about(event: Event, captures: dict[str, str]) -> Event:
@@ -385,4 +386,4 @@ def _nearby_captures(
 
 def _first_year(head: bytes) -> int | None:
     found = _YEAR.search(head)
-    return int(found.group(1)) if found else None
+    return identifier(found.group(1)) if found else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -74,7 +75,7 @@ def open_store(url: str) -> IncidentStore:
     try:
         path = sqlite_path(url)
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(path)
         engine = create_engine(_with_installed_driver(url), pool_pre_ping=True)
     except (ArgumentError, ValueError, OSError) as error:
         raise StoreError(f"cannot use store {_safe(url)}: {error}") from None
@@ -83,6 +84,14 @@ def open_store(url: str) -> IncidentStore:
     store = IncidentStore(engine)
     store.migrate()
     return store
+
+
+def _create_private(path: Path) -> None:
+    """Creates the SQLite file (and its folder) readable by its owner only: incidents hold log
+    lines. SQLite's journal and WAL files take the database file's mode."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    descriptor = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+    os.close(descriptor)
 
 
 def _safe(url: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import stat
 from pathlib import Path
 
 import pytest
@@ -119,6 +120,15 @@ def test_reopening_a_store_keeps_its_incidents(tmp_path: Path, confident) -> Non
     assert again.get(incident_id).status == Status.confident.value
     assert again.count() == 1
     again.close()
+
+
+def test_a_new_sqlite_store_is_readable_by_its_owner_only(tmp_path: Path, confident) -> None:
+    path = tmp_path / "private" / "incidents.db"
+    store = open_store(store_url(str(path)))
+    store.add(draft_of(confident))
+    store.close()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
 
 
 def test_a_plain_path_is_a_sqlite_file_and_urls_pass_through(tmp_path: Path) -> None:
