@@ -69,8 +69,9 @@ def basis_of(match: Match) -> RankBasis | None:
         return RankBasis.line
     if split_prefixes(match.event.text).who.rank == rank:
         return RankBasis.prefix
-    path = match.event.source.rsplit("!", 1)[-1]
-    if attribution_from_path(path).rank == rank:
+    path = attribution_from_path(match.event.source.rsplit("!", 1)[-1])
+    local = match.event.who.local_rank
+    if path.rank == rank or (path.local_rank is not None and path.local_rank == local):
         return RankBasis.file_name
     # Neither the line nor its file states it: the timeline joined the line's pid or local rank
     # to the rank another line gave it (`timeline/identity.py`).
