@@ -473,7 +473,7 @@ def rules_lint_command(rules: RulesOption = None) -> None:
     """Schema, unique ids, taxonomy, both backends, pattern hygiene and every example."""
     from denpex.match.lint import lint
 
-    problems = lint(rules)
+    problems = lint(rules, default_cache_dir())
     for problem in problems:
         sys.stdout.write(f"{problem}\n")
     if problems:
@@ -489,13 +489,13 @@ def rules_test_command(rules: RulesOption = None) -> None:
     from denpex.match.lint import example_problems
 
     try:
-        library = load_library(rules, include_experimental=True)
+        library = load_library(rules, include_experimental=True, cache_dir=default_cache_dir())
     except DenpexError as error:
         fail(str(error))
     examples = sum(len(s.examples.match) + len(s.examples.no_match) for s in library.signatures)
     problems = []
     for backend in available_backends():
-        problems += example_problems(library, backend)
+        problems += example_problems(library, backend, default_cache_dir())
     for problem in problems:
         sys.stdout.write(f"{problem}\n")
     backends = ", ".join(available_backends())
@@ -506,6 +506,47 @@ def rules_test_command(rules: RulesOption = None) -> None:
     if problems:
         fail(summary, code=1)
     sys.stdout.write(summary + "\n")
+
+
+@rules_app.command("coverage")
+def rules_coverage_command(rules: RulesOption = None) -> None:
+    """Per emitter and release line: messages found in its source, mapped, kept as context,
+    excluded, and the signatures generated (from the catalogs' CATALOG.json files)."""
+    from rich.table import Table
+
+    from denpex.match.coverage import read_coverage
+
+    try:
+        emitters = read_coverage(rules)
+    except DenpexError as error:
+        fail(str(error))
+    if not emitters:
+        fail("no catalog in the signature library (no rules/*_cat/CATALOG.json)")
+    table = Table(title="catalog coverage", show_lines=False)
+    for column in ("emitter", "release", "ref", "found", "mapped", "context", "excluded"):
+        table.add_column(column, no_wrap=True, justify="right" if column == "found" else "left")
+    table.add_column("signatures", justify="right")
+    for emitter in emitters:
+        for row in [*emitter.releases, emitter.total]:
+            table.add_row(
+                emitter.emitter if row is emitter.releases[0] else "",
+                row.line,
+                row.ref[:12],
+                str(row.found),
+                f"{row.mapped} ({row.share(row.mapped)})",
+                str(row.context),
+                str(row.excluded),
+                str(row.signatures),
+            )
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=200)
+    console.print(table)
+    generated = sum(e.total.signatures for e in emitters)
+    sys.stdout.write(
+        f"{len(emitters)} emitter(s), {sum(e.total.found for e in emitters)} messages, "
+        f"{generated} generated signatures\n"
+    )
 
 
 @rules_app.command("list")

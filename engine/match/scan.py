@@ -10,6 +10,7 @@ per signature, source and emitter the first and last few are kept and the rest o
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -213,6 +214,32 @@ class Matcher:
             for match in self._matches_in(chunk, context, group, keep_all)
         ]
 
+    def scan_texts(self, texts: list[str], *, keep_all: bool = False) -> list[list[Match]]:
+        """`scan_text` of each text, with one scanner pass over all of them (rule examples by
+        the thousand): candidate lines are found in the joined texts, then confirmed on each
+        text alone, so each text's matches are exactly what `scan_text` gives."""
+        encoded = [text.encode() for text in texts]
+        offsets: list[int] = []
+        position = 0
+        for data in encoded:
+            offsets.append(position)
+            position += len(data) + 1
+        joined = b"\n".join(encoded)
+        who = attribution_from_path("<text>")
+        found: list[list[Match]] = [[] for _ in texts]
+        for group in (self._abnormal, self._context):
+            per_text: dict[int, dict[int, list[int]]] = {}
+            for pattern_index, starts in group.scanner.candidate_lines(joined).items():
+                for start in starts:
+                    index = bisect_right(offsets, start) - 1
+                    line_start = start - offsets[index]
+                    per_text.setdefault(index, {}).setdefault(line_start, []).append(pattern_index)
+            for index, by_line in sorted(per_text.items()):
+                context = SourceContext(name="<text>", who=who, default_year=2000)
+                chunk = Chunk(encoded[index], 0, 1, 0)
+                found[index].extend(self._confirm(chunk, context, group, by_line, keep_all))
+        return found
+
     def _matches_in(
         self,
         chunk: Chunk,
@@ -230,6 +257,17 @@ class Matcher:
                 fresh = fresh[:CONTEXT_PER_WINDOW] + fresh[-CONTEXT_PER_WINDOW:]
             for start in fresh:
                 by_line.setdefault(start, []).append(pattern_index)
+        return self._confirm(chunk, context, group, by_line, keep_all)
+
+    def _confirm(
+        self,
+        chunk: Chunk,
+        context: SourceContext,
+        group: _PatternGroup,
+        by_line: dict[int, list[int]],
+        keep_all: bool,
+    ) -> Iterator[Match]:
+        """Matches on the candidate lines (line start -> pattern indexes), confirmed by `re`."""
         data = chunk.data
         counted_to, line_number = 0, chunk.first_line
         for start in sorted(by_line):

@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, func, select
+from sqlalchemy import Engine, create_engine, event, func, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload
@@ -124,6 +124,9 @@ def combined_digest(inputs: Iterable[InputDigest]) -> str:
     return hasher.hexdigest()
 
 
+_MIGRATION_LOCK = 0x64656E706578  # "denpex": one advisory lock id for schema migrations
+
+
 class IncidentStore:
     """All reads and writes of incidents. One instance per process and database."""
 
@@ -146,6 +149,12 @@ class IncidentStore:
         )
         try:
             with self.engine.begin() as connection:
+                if connection.dialect.name == "postgresql":
+                    # Replicas and processes opening a fresh database at once take turns:
+                    # concurrent CREATE TABLEs deadlock. The lock ends with the transaction.
+                    connection.execute(
+                        text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK}
+                    )
                 config.attributes["connection"] = connection
                 command.upgrade(config, "head")
         except SQLAlchemyError as error:
