@@ -118,6 +118,13 @@ CacheOption = Annotated[
 RulesOption = Annotated[
     Path | None, typer.Option("--rules", help="signature library directory (default: bundled)")
 ]
+ExperimentalOption = Annotated[
+    bool,
+    typer.Option(
+        "--experimental",
+        help="also use signatures of status experimental (off by default: not yet proven)",
+    ),
+]
 BackendOption = Annotated[
     str, typer.Option("--backend", help="matcher backend: auto, hyperscan or re")
 ]
@@ -191,6 +198,7 @@ def diagnose_command(
     llm_timeout: Annotated[
         float | None, typer.Option(help="seconds to wait for the model [DENPEX_LLM_TIMEOUT]")
     ] = None,
+    experimental: ExperimentalOption = False,
     fail_on: Annotated[
         FailOn,
         typer.Option(help="exit 1 when a failure is found, or only when the answer is confident"),
@@ -209,6 +217,7 @@ def diagnose_command(
         backend=backend,
         confidence_threshold=threshold,
         cache_dir=default_cache_dir() if cache else None,
+        experimental=experimental,
     )
     show_progress = stderr.is_terminal if progress is None else progress
     try:
@@ -434,6 +443,7 @@ def eval_command(
     rules: RulesOption = None,
     backend: BackendOption = "auto",
     threshold: Annotated[float, typer.Option(help="confidence threshold of the gate")] = 0.6,
+    experimental: ExperimentalOption = False,
 ) -> None:
     """Diagnose every labelled case of a corpus and measure accuracy, calibration and speed."""
     from denpex.evaluate import check_thresholds, evaluate, held_out
@@ -442,10 +452,14 @@ def eval_command(
 
     cache_dir = default_cache_dir() if cache else None
     options = DiagnoseOptions(
-        rules_dir=rules, backend=backend, confidence_threshold=threshold, cache_dir=cache_dir
+        rules_dir=rules,
+        backend=backend,
+        confidence_threshold=threshold,
+        cache_dir=cache_dir,
+        experimental=experimental,
     )
     try:
-        library = load_library(rules, cache_dir=cache_dir)
+        library = load_library(rules, include_experimental=experimental, cache_dir=cache_dir)
         report = evaluate(corpus, library, options)
         if unseen:
             report.held_out = held_out(corpus, report, library, options, cache_dir)
@@ -492,7 +506,7 @@ def rules_test_command(rules: RulesOption = None) -> None:
     from denpex.match.lint import example_problems
 
     try:
-        library = load_library(rules, cache_dir=default_cache_dir())
+        library = load_library(rules, include_experimental=True, cache_dir=default_cache_dir())
     except DenpexError as error:
         fail(str(error))
     examples = sum(len(s.examples.match) + len(s.examples.no_match) for s in library.signatures)
@@ -563,17 +577,18 @@ def rules_list_command(
     from denpex.match.library import load_library
 
     try:
-        library = load_library(rules)
+        library = load_library(rules, include_experimental=True)
     except DenpexError as error:
         fail(str(error))
     table = Table(title=f"signature library {library.label}", show_lines=False)
-    for column in ("id", "role", "failure class", "prior"):
+    for column in ("id", "status", "role", "failure class", "prior"):
         table.add_column(column, no_wrap=True)
     table.add_column("title")
     shown = [s for s in library.signatures if family is None or s.family == family]
     for signature in shown:
         table.add_row(
             signature.id,
+            signature.status,
             signature.role,
             signature.failure_class or "-",
             f"{signature.confidence:.2f}",

@@ -2,7 +2,9 @@
 
 Consumes a corpus directory (`<case>/expected.json` beside the case's inputs) and diagnosis
 options; produces an `EvalReport`: class accuracy (top-1, top-3), category accuracy,
-originating-rank accuracy, the rate of confident-but-wrong answers, a reliability table of
+originating-rank accuracy (split by the mechanism that found the rank and by how the evidence
+stated it, with the coverage and precision of named ranks), the rate of confident-but-wrong
+answers, a reliability table of
 confidence against accuracy, latency per case, the same figures on the cases whose loudest
 error is misleading, and per-signature precision and recall. Thresholds checked in CI come from
 a JSON file of minimums (and maximums for rates that must stay low).
@@ -101,6 +103,40 @@ class CaseResult(BaseModel):
         None, description="silent findings the case shows (labelled cases and clean runs only)"
     )
     silent_found: list[SilentLabel] = Field(default_factory=list)
+    rank_mechanism: str | None = None
+    """How the top answer's rank was found (`RankFinding.mechanism`), when it names one."""
+    rank_basis: str | None = None
+    """How the evidence stated it: prefix, file_name, line, launcher, inferred."""
+    candidate_ranks: list[int] = Field(default_factory=list)
+    world_size: int | None = None
+    """The job's size as labelled; a case with more than one rank is a multi-rank case."""
+
+
+class RankSplit(BaseModel):
+    """Named ranks of one kind: how many, how many right."""
+
+    named: int
+    right: int
+    precision: float | None
+
+
+class RankReport(BaseModel):
+    """The originating rank: how often one is named, how often it is right, and how."""
+
+    cases: int = Field(description="failure cases (clean runs left out)")
+    named: int = Field(description="cases whose top answer names a rank")
+    coverage: float | None = Field(description="share of failure cases that name a rank")
+    named_precision: float | None = Field(description="of the named ranks, the share right")
+    multi_rank_cases: int = Field(description="failure cases labelled with world_size > 1")
+    multi_rank_accuracy: float | None = Field(
+        description="originating_rank right (a rank or null) on the multi-rank cases"
+    )
+    candidates_hold_truth: int = Field(
+        description="cases with a labelled rank, none named, whose candidate_ranks include it"
+    )
+    candidates_given: int = Field(description="cases with no rank named but candidates given")
+    by_mechanism: dict[str, RankSplit] = Field(default_factory=dict)
+    by_basis: dict[str, RankSplit] = Field(default_factory=dict)
 
 
 class ReliabilityBin(BaseModel):
@@ -172,6 +208,7 @@ class EvalReport(BaseModel):
     by_signature: list[SignatureScore] = Field(default_factory=list)
     held_out: HeldOut | None = None
     silent: SilentScore | None = None
+    ranks: RankReport | None = None
 
 
 def case_dirs(corpus: Path) -> list[Path]:
@@ -206,6 +243,9 @@ def score_case(
     expected: Expected, diagnosis: Diagnosis, latency_ms: float, fired: list[str]
 ) -> CaseResult:
     predicted, confidence, rank, category = _predicted(diagnosis)
+    top = diagnosis.root_causes[0] if predicted else None
+    finding = top.rank_finding if top is not None else None
+    world_size = getattr(expected, "world_size", None)
     top3 = [r.failure_class for r in diagnosis.root_causes[:3]]
     if diagnosis.status is Status.no_failure:
         top3 = []
@@ -227,6 +267,14 @@ def score_case(
         latency_ms=round(latency_ms, 1),
         top_signature=diagnosis.root_causes[0].signature_id if predicted else None,
         fired=fired,
+        rank_mechanism=finding.mechanism if finding is not None and rank is not None else None,
+        rank_basis=(
+            str(finding.basis)
+            if finding is not None and finding.basis is not None and rank is not None
+            else None
+        ),
+        candidate_ranks=list(top.candidate_ranks) if top is not None else [],
+        world_size=world_size if isinstance(world_size, int) else None,
         silent_expected=_silent_labels(expected),
         silent_found=[
             SilentLabel(failure_class=f.failure_class, step=f.step, ranks=f.ranks)
@@ -310,6 +358,42 @@ def subset(results: list[CaseResult]) -> Subset:
         class_top3=_share(r.top3_ok for r in results),
         category=_share(r.category_ok for r in results),
         originating_rank=_share(r.rank_ok for r in results),
+    )
+
+
+def _split(results: list[CaseResult], key: Callable[[CaseResult], str | None]) -> dict:
+    groups: dict[str, list[CaseResult]] = {}
+    for result in results:
+        groups.setdefault(key(result) or "unstated", []).append(result)
+    return {
+        name: RankSplit(
+            named=len(group),
+            right=sum(r.rank_ok for r in group),
+            precision=_share(r.rank_ok for r in group),
+        )
+        for name, group in sorted(groups.items())
+    }
+
+
+def rank_report(results: list[CaseResult]) -> RankReport:
+    """Coverage and precision of named originating ranks, by mechanism and by basis."""
+    failures = [r for r in results if r.expected_class is not None]
+    named = [r for r in failures if r.predicted_rank is not None]
+    multi = [r for r in failures if r.world_size is not None and r.world_size > 1]
+    unnamed = [r for r in failures if r.predicted_rank is None]
+    return RankReport(
+        cases=len(failures),
+        named=len(named),
+        coverage=_share(r.predicted_rank is not None for r in failures) if failures else None,
+        named_precision=_share(r.rank_ok for r in named) if named else None,
+        multi_rank_cases=len(multi),
+        multi_rank_accuracy=_share(r.rank_ok for r in multi) if multi else None,
+        candidates_hold_truth=sum(
+            r.expected_rank is not None and r.expected_rank in r.candidate_ranks for r in unnamed
+        ),
+        candidates_given=sum(bool(r.candidate_ranks) for r in unnamed),
+        by_mechanism=_split(named, lambda r: r.rank_mechanism),
+        by_basis=_split(named, lambda r: r.rank_basis),
     )
 
 
@@ -419,6 +503,7 @@ def evaluate(
         results=results,
         by_signature=by_signature(results, library),
         silent=silent_score(results),
+        ranks=rank_report(results),
     )
 
 

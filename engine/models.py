@@ -55,6 +55,34 @@ class Evidence(_Model):
     )
 
 
+class RankBasis(StrEnum):
+    """How the evidence states the originating rank."""
+
+    line = "line"
+    """The evidence line names it ("[Rank 3] ...", "rank : 3 (local_rank: 1)")."""
+    prefix = "prefix"
+    """A prefix on the line names it (PyTorch's `[rank3]:`, torchrun's `[default3]:`, srun's)."""
+    file_name = "file_name"
+    """The input's path names it (`rank3.log`, torchrun's `attempt_0/3/`)."""
+    launcher = "launcher"
+    """A launcher, kernel or scheduler line about a pid or local rank, joined to the rank."""
+    inferred = "inferred"
+    """No line names it: reasoned from several ranks' evidence (`mechanism` says how)."""
+
+
+class RankFinding(_Model):
+    """How the originating rank was found, or why it was not."""
+
+    mechanism: str = Field(
+        description="stated (a line, prefix or file names it), flight_recorder, odd_one_out, "
+        "absent_from_symptoms, silent_end, pid_join, first_divergence, seq_behind, "
+        "undetermined"
+    )
+    basis: RankBasis | None = Field(None, description="how the evidence states the rank")
+    evidence: str = Field("", description="what the finding rests on, in one sentence")
+    caveat: str = Field("", description="what the finding does not prove")
+
+
 class Explains(_Model):
     """The cascade a root cause accounts for, aggregated rather than listed."""
 
@@ -93,6 +121,16 @@ class RootCause(_Model):
     dump_evidence: list[DumpEvidence] = Field(
         default_factory=list,
         description="Flight Recorder facts the cause rests on (signature_id flight_recorder.*)",
+    )
+    rank_finding: RankFinding | None = Field(
+        None, description="how originating_rank was found, or why no rank was named"
+    )
+    candidate_ranks: list[int] = Field(
+        default_factory=list,
+        description="when originating_rank is null: the ranks that remain possible",
+    )
+    candidate_reason: str = Field(
+        "", description="why candidate_ranks remain and what would tell them apart"
     )
 
     @model_validator(mode="before")

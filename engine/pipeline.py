@@ -73,6 +73,8 @@ class DiagnoseOptions:
     """Where parsed signatures and compiled scanner databases are kept between runs."""
     limits: InputLimits = field(default_factory=InputLimits)
     """Bounds on reading the inputs (unpacked bytes, a deadline)."""
+    experimental: bool = False
+    """Whether signatures of status experimental take part."""
 
 
 def diagnose(
@@ -88,7 +90,11 @@ def diagnose(
     started = time.perf_counter()
     options = options or DiagnoseOptions()
     if matcher is None:
-        library = library or load_library(options.rules_dir, cache_dir=options.cache_dir)
+        library = library or load_library(
+            options.rules_dir,
+            include_experimental=options.experimental,
+            cache_dir=options.cache_dir,
+        )
         matcher = Matcher(library, options.backend, options.cache_dir)
     evidence = assemble(
         paths,

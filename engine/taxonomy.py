@@ -1,12 +1,14 @@
 """The closed list of failure classes, read from taxonomy.yaml beside this module.
 
-Consumes nothing; produces lookups from a failure class id to its category, meaning and owning
-team. The ids are a public contract (docs/taxonomy.md): bots and evals read them.
+Consumes nothing; produces lookups from a failure class id to its category, meaning, owning
+team and traits (how the reasoning treats its lines: job-wide, a scheduler action, a relayed
+symptom, ...). The ids are a public contract (docs/taxonomy.md): bots and evals read them. Every
+piece of per-class knowledge the reasoning uses is read here, never kept in Python sets.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cache
 from importlib import resources
@@ -32,12 +34,56 @@ class Owner(StrEnum):
     platform = "platform"
 
 
+class Relay(StrEnum):
+    """How a symptom passes on a failure that happened elsewhere."""
+
+    waiting = "waiting"
+    """A rank left waiting in a collective for ranks that never reached it."""
+    peer = "peer"
+    """A rank lost its connection to a peer."""
+    relayed = "relayed"
+    """A library passing an error on (NCCL's async error)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SymptomConfidence:
+    """The confidence of an answer from a class's symptoms alone, by the suspects they leave."""
+
+    no_suspect: float
+    one_suspect: float
+    several_suspects: float
+
+    def for_suspects(self, count: int) -> float:
+        if count == 0:
+            return self.no_suspect
+        return self.one_suspect if count == 1 else self.several_suspects
+
+
+@dataclass(frozen=True, slots=True)
+class Traits:
+    """How the reasoning treats a class's lines (taxonomy.yaml explains each)."""
+
+    job_wide: bool = False
+    acts_on_job: bool = False
+    relay: Relay | None = None
+    locates_origin: bool = True
+    host_record: bool = False
+    symptom_confidence: SymptomConfidence = field(
+        default_factory=lambda: SymptomConfidence(0.4, 0.4, 0.4)
+    )
+
+    def overridden(self, **stated: bool | None) -> Traits:
+        """These traits with what a signature states in place of the class default."""
+        return replace(self, **{name: value for name, value in stated.items() if value is not None})
+
+
 @dataclass(frozen=True, slots=True)
 class FailureClass:
     id: str
     category: Category
     owner: Owner
     meaning: str
+    traits: Traits = field(default_factory=Traits)
 
 
 @cache
@@ -53,15 +99,90 @@ def classes() -> dict[str, FailureClass]:
     declared = [Category(name) for name in raw["categories"]]
     if set(declared) != set(Category):
         raise ValueError("taxonomy.yaml categories differ from the Category enum")
+    default_confidence = _symptom_confidence((raw.get("defaults") or {}).get("symptom_confidence"))
     return {
         class_id: FailureClass(
             id=class_id,
             category=Category(entry["category"]),
             owner=Owner(entry["owner"]),
             meaning=entry["meaning"],
+            traits=_traits(class_id, entry, default_confidence),
         )
         for class_id, entry in raw["classes"].items()
     }
+
+
+_CLASS_FIELDS = frozenset(
+    {"category", "owner", "meaning", "dump_kinds", "dump_kinds_when_slowing", "divergent_calls"}
+)
+_TRAIT_FIELDS = frozenset(
+    {"job_wide", "acts_on_job", "relay", "locates_origin", "host_record", "symptom_confidence"}
+)
+
+
+def _symptom_confidence(raw: dict | None) -> SymptomConfidence:
+    if raw is None:
+        return SymptomConfidence(0.4, 0.4, 0.4)
+    values = {name: float(raw[name]) for name in ("no_suspect", "one_suspect", "several_suspects")}
+    if not all(0.0 <= v <= 1.0 for v in values.values()):
+        raise ValueError("taxonomy.yaml symptom_confidence values lie in [0, 1]")
+    return SymptomConfidence(**values)
+
+
+def _traits(class_id: str, entry: dict, default_confidence: SymptomConfidence) -> Traits:
+    unknown = set(entry) - _CLASS_FIELDS - _TRAIT_FIELDS
+    if unknown:
+        raise ValueError(f"taxonomy.yaml class {class_id} has unknown fields {sorted(unknown)}")
+    confidence = entry.get("symptom_confidence")
+    return Traits(
+        job_wide=bool(entry.get("job_wide", False)),
+        acts_on_job=bool(entry.get("acts_on_job", False)),
+        relay=Relay(entry["relay"]) if entry.get("relay") else None,
+        locates_origin=bool(entry.get("locates_origin", True)),
+        host_record=bool(entry.get("host_record", False)),
+        symptom_confidence=(
+            _symptom_confidence(confidence) if confidence is not None else default_confidence
+        ),
+    )
+
+
+def traits(class_id: str | None) -> Traits:
+    """The traits of a class; a context line (no class) has the defaults."""
+    return failure_class(class_id).traits if class_id is not None else Traits()
+
+
+@cache
+def divergent_calls_class() -> str:
+    """The class of a stall in which one rank called a different collective than the rest."""
+    marked = [c for c, entry in _raw()["classes"].items() if entry.get("divergent_calls")]
+    if len(marked) != 1:
+        raise ValueError("taxonomy.yaml marks exactly one class with divergent_calls")
+    return marked[0]
+
+
+@cache
+def _dump_kinds() -> tuple[dict[str, str], dict[str, str]]:
+    """Flight Recorder candidate kind -> class, plain and when the job was slowing down."""
+    plain: dict[str, str] = {}
+    slowing: dict[str, str] = {}
+    for class_id, entry in _raw()["classes"].items():
+        for table, name in ((plain, "dump_kinds"), (slowing, "dump_kinds_when_slowing")):
+            for kind in entry.get(name) or ():
+                if kind in table:
+                    raise ValueError(f"taxonomy.yaml: dump kind {kind!r} ({name}) is claimed twice")
+                table[kind] = class_id
+    return plain, slowing
+
+
+def class_of_dump_kind(kind: str, *, slowing: bool = False) -> str:
+    """The class a Flight Recorder candidate of this kind means."""
+    plain, when_slowing = _dump_kinds()
+    if slowing and kind in when_slowing:
+        return when_slowing[kind]
+    try:
+        return plain[kind]
+    except KeyError:
+        raise KeyError(f"taxonomy.yaml gives no class for dump kind {kind!r}") from None
 
 
 def failure_class(class_id: str) -> FailureClass:

@@ -3,11 +3,12 @@
 Consumes candidates, the signature matches found among the inputs and the rank->host mapping;
 produces the candidates with their hosts filled in, `support` attached and confidence moved.
 A record counts for a candidate when it comes from a signature of the `hardware` category (Xid,
-NVLink, PCIe AER, ...) or of class `host_oom`, sits on the host of one of the candidate's ranks
-(`event.host`: from the file's path or a capture, never guessed), and falls within the window
-around the hang's onset. A record whose time is unknown counts for less; one far from the hang
-is shown but not counted. When the mapping names a rank's GPU and the record names one too, a
-record on another GPU of the same host counts for less than one on the rank's own.
+NVLink, PCIe AER, ...) or of a class taxonomy.yaml marks `host_record` (host_oom), sits on the
+host of one of the candidate's ranks (`event.host`: from the file's path or a capture, never
+guessed), and falls within the window around the hang's onset. A record whose time is unknown
+counts for less; one far from the hang is shown but not counted. When the mapping names a rank's
+GPU and the record names one too, a record on another GPU of the same host counts for less than
+one on the rank's own.
 
 Peers' log lines saying a connection closed or a collective timed out are attached to
 `stopped_reporting` candidates as context: they tell a process that exited from one that hung,
@@ -23,16 +24,16 @@ from datetime import UTC, datetime
 from denpex.events import Match
 from denpex.hang.hosts import RankHosts
 from denpex.hang.models import Candidate, CulpritKind, SupportRecord
-from denpex.taxonomy import Category
+from denpex.taxonomy import Category, Relay
 
-HOST_CLASSES = {"host_oom"}
 SAME_GPU_OR_HOST = 4.0  # odds multiplier: a record in time on the candidate's own GPU or host
 OTHER_GPU_SAME_HOST = 1.5
 TIME_UNKNOWN = 1.5
 RIVAL_ELSEWHERE = 0.8  # a counted record on a host of none of the candidate's ranks
 MAX_SUPPORT = 8
 MAX_PEER_LINES = 3
-PEER_CLASSES = {"peer_process_died": "exited", "collective_timeout": "unresponsive"}
+PEER_STATE = {Relay.peer: "exited", Relay.waiting: "unresponsive"}
+"""What a peer's relayed symptom says of the silent process (taxonomy.yaml's `relay`)."""
 
 
 @dataclass(frozen=True)
@@ -42,9 +43,7 @@ class Window:
 
 
 def is_host_record(match: Match) -> bool:
-    return match.signature.category is Category.hardware or (
-        match.signature.failure_class in HOST_CLASSES
-    )
+    return match.signature.category is Category.hardware or match.signature.traits.host_record
 
 
 def correlate(
@@ -54,7 +53,7 @@ def correlate(
     window: Window,
 ) -> list[Candidate]:
     host_records = [m for m in records if is_host_record(m) and m.event.host]
-    peer_lines = [m for m in records if m.signature.failure_class in PEER_CLASSES]
+    peer_lines = [m for m in records if m.signature.traits.relay in PEER_STATE]
     correlated = []
     for candidate in candidates:
         own_hosts = sorted({h for r in candidate.ranks if (h := hosts.host(r))})
@@ -142,7 +141,7 @@ def _rival_counted(records: Sequence[Match], own_hosts: list[str], window: Windo
 def _peer_context(peer_lines: Sequence[Match]) -> list[SupportRecord]:
     shown: list[SupportRecord] = []
     for kind in ("exited", "unresponsive"):
-        lines = [m for m in peer_lines if PEER_CLASSES[m.signature.failure_class] == kind]
+        lines = [m for m in peer_lines if PEER_STATE.get(m.signature.traits.relay) == kind]
         for match in lines[:MAX_PEER_LINES]:
             meaning = (
                 "a peer saw its connection close: the silent process exited or was killed"

@@ -208,7 +208,7 @@ def lint(rules_dir: Path | None = None, cache_dir: Path | None = None) -> list[P
     rules_dir = rules_dir or default_rules_dir()
     problems: list[Problem] = []
     try:
-        library = load_library(rules_dir, cache_dir=cache_dir)
+        library = load_library(rules_dir, include_experimental=True, cache_dir=cache_dir)
     except RulesError:
         for path in signature_files(rules_dir):  # name every file that does not load
             try:

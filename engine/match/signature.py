@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from denpex.taxonomy import Category, Owner, classes
+from denpex.taxonomy import Category, Owner, Traits, classes, traits
 
 
 class Role(StrEnum):
@@ -155,11 +156,25 @@ class Signature(_Strict):
         None, description='release lines that print it, e.g. ">=2.18,<=2.27" or "==2.21"'
     )
     source: SourceRef | None = None
-    locates_origin: bool = Field(
-        True,
+    locates_origin: bool | None = Field(
+        None,
         description="false when the rank that prints the line is not where the failure began "
-        "(a rank left waiting for a group that never formed); the origin is then undetermined",
+        "(a rank left waiting for a group that never formed); the origin is then undetermined. "
+        "Absent: the class's default in taxonomy.yaml",
     )
+    job_wide: bool | None = Field(
+        None,
+        description="false when the line names the rank a fault of a job-wide class began on "
+        "(true for a fault of another class that every rank meets alike); absent: the class's "
+        "default in taxonomy.yaml",
+    )
+
+    @cached_property
+    def traits(self) -> Traits:
+        """The class's traits (taxonomy.yaml), with what this signature states in their place."""
+        return traits(self.failure_class).overridden(
+            locates_origin=self.locates_origin, job_wide=self.job_wide
+        )
 
     @property
     def family(self) -> str:

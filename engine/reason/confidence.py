@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from denpex.events import Match
 from denpex.reason.culprit import Culprit
 from denpex.reason.hypothesis import Hypothesis
+from denpex.taxonomy import traits
 
 CONSEQUENCE_WEIGHT = 0.2
 CASCADE_WEIGHT = 0.15
@@ -23,20 +24,18 @@ CLOSE_RIVAL_S = 30.0
 CLOSE_RIVAL_PENALTY = 0.4
 FAR_RIVAL_PENALTY = 0.15
 EARLY_SYMPTOM_PENALTY = 0.8
+THIN_RANK_EVIDENCE = 0.85
+"""The rank was inferred from thin evidence (the job's size unknown, one process's line)."""
 CEILING = 0.99
 
 
 def culprit_confidence(culprit: Culprit) -> float:
     """Symptoms alone. The class (a collective stalled, a peer died) is what the symptoms state,
     so it is rarely wrong when no deeper cause is in evidence; what the evidence may not settle
-    is who, and the confidence drops with the number of suspects."""
-    if culprit.failure_class == "collective_timeout":
-        return {0: 0.5, 1: 0.75}.get(len(culprit.suspects), 0.6)
-    if culprit.failure_class == "peer_process_died":
-        # A peer's closed connection is the class only when the dead peer left no record of
-        # its own; an unrecognised record of it makes this answer wrong, so it stays modest.
-        return 0.55 if len(culprit.suspects) == 1 else 0.45
-    return 0.4
+    is who, and the confidence moves with the number of suspects (taxonomy.yaml's
+    `symptom_confidence` of the class: a peer's closed connection is the class only when the
+    dead peer left no record of its own, so it stays modest)."""
+    return traits(culprit.failure_class).symptom_confidence.for_suspects(len(culprit.suspects))
 
 
 def _raise(confidence: float, weight: float) -> float:
@@ -72,6 +71,8 @@ def assign_confidence(hypotheses: Sequence[Hypothesis], unexplained: Sequence[Ma
     confidence = _rivalled(top, hypotheses[1] if len(hypotheses) > 1 else None, confidence)
     if unexplained:
         confidence *= EARLY_SYMPTOM_PENALTY
+    if top.finding is not None and top.finding.thin and top.originating is not None:
+        confidence *= THIN_RANK_EVIDENCE
     top.confidence = round(min(confidence, CEILING), 3)
     alternatives = hypotheses[1:]
     total_prior = sum(h.prior for h in alternatives)

@@ -13,18 +13,26 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from denpex.events import Match
 from denpex.ingest.numbers import identifier
 from denpex.match.signature import Role
+from denpex.models import RankBasis
+from denpex.reason.origin import (
+    Finding,
+    absent_from_symptoms,
+    basis_of,
+    narrow,
+    odd_one_out,
+    ranks_in,
+)
+from denpex.taxonomy import Relay, divergent_calls_class, traits
 
-_WAITING_CLASSES = frozenset({"collective_timeout"})
-_PEER_CLASSES = frozenset({"peer_process_died"})
-# Symptoms that only relay a failure elsewhere (a peer gone, a collective stuck, NCCL passing an
-# error on); any other symptom (a DataLoader worker found dead) happened in the process itself
-# and is closer to the cause.
-_RELAY_CLASSES = _WAITING_CLASSES | _PEER_CLASSES | {"nccl_internal_error"}
+# Symptoms that only relay a failure elsewhere (taxonomy.yaml's `relay`: a peer gone, a
+# collective stuck, NCCL passing an error on); any other symptom (a DataLoader worker found
+# dead) happened in the process itself and is closer to the cause.
+_HEADLINE = {Relay.waiting: "Collective stalled: ", Relay.peer: "A peer process died: "}
 # Captures in which PyTorch itself names the ranks behind a stall (monitoredBarrier, the NCCL
 # desync report): stated evidence, preferred over anything inferred.
 NAMED_SUSPECTS = ("suspect_ranks", "peer_ranks")
@@ -38,22 +46,32 @@ class Culprit:
     waiting: tuple[int, ...]
     seq: str | None
     evidence: tuple[Match, ...]
+    finding: Finding | None = None
+    """How the suspect was found, or why several remain (`origin.py`)."""
 
     @property
     def determined(self) -> bool:
         return bool(self.suspects)
 
+    @property
+    def relay(self) -> Relay | None:
+        return traits(self.failure_class).relay
+
     def headline(self) -> str:
-        prefix = {
-            "collective_timeout": "Collective stalled: ",
-            "peer_process_died": "A peer process died: ",
-        }.get(self.failure_class, "Symptoms only: ")
-        return prefix + self.explanation()
+        if self.diverged:
+            return "Collectives differ: " + self.explanation()
+        return _HEADLINE.get(self.relay, "Symptoms only: ") + self.explanation()  # type: ignore[arg-type]
+
+    @property
+    def diverged(self) -> bool:
+        return self.finding is not None and self.finding.mechanism == "odd_one_out"
 
     def explanation(self) -> str:
         waiting = _ranks(self.waiting)
         at = f" at collective SeqNum {self.seq}" if self.seq else ""
-        if self.failure_class not in ("collective_timeout", "peer_process_died"):
+        if self.diverged and self.finding is not None:
+            return f"ranks {waiting} timed out{at}; {self.finding.evidence}"
+        if self.relay not in _HEADLINE:
             if self.suspects:
                 return (
                     f"only symptoms are in evidence ({self.failure_class}, which rank "
@@ -63,7 +81,7 @@ class Culprit:
                 f"only symptoms are in evidence ({self.failure_class}, on ranks {waiting}); "
                 "no root-cause record names where it began"
             )
-        if self.failure_class == "peer_process_died":
+        if self.relay is Relay.peer:
             if not self.suspects:
                 return (
                     f"ranks {waiting} lost their connection to a peer and no rank is in "
@@ -86,7 +104,7 @@ def _ranks(ranks: Sequence[int]) -> str:
 
 
 def ranks_seen(matches: Sequence[Match]) -> set[int]:
-    return {m.event.rank for m in matches if m.event.rank is not None}
+    return ranks_in(matches)
 
 
 def infer_culprit(matches: Sequence[Match]) -> Culprit | None:
@@ -96,20 +114,29 @@ def infer_culprit(matches: Sequence[Match]) -> Culprit | None:
     named = _named(symptoms)
     if named is not None:
         return named
-    timeouts = [m for m in symptoms if m.signature.failure_class in _WAITING_CLASSES]
+    timeouts = [m for m in symptoms if m.signature.traits.relay is Relay.waiting]
     if timeouts:
-        return _from_timeouts(timeouts, ranks_seen(matches))
-    local = [m for m in symptoms if m.signature.failure_class not in _RELAY_CLASSES]
+        return _from_timeouts(timeouts, matches)
+    local = [m for m in symptoms if m.signature.traits.relay is None]
     if local:
         return _first_symptom_class(local, happened_where_reported=True)
-    peers = [m for m in symptoms if m.signature.failure_class in _PEER_CLASSES]
+    peers = [m for m in symptoms if m.signature.traits.relay is Relay.peer]
     if peers:
         reporters = {m.event.rank for m in peers if m.event.rank is not None}
-        silent = sorted(ranks_seen(matches) - reporters)
-        return Culprit(
-            "peer_process_died", tuple(silent), tuple(sorted(reporters)), None, tuple(peers)
+        finding = odd_one_out(peers) or narrow(
+            absent_from_symptoms(reporters, matches, Relay.peer), peers, matches
+        )
+        return _with_finding(
+            Culprit(_first_class(peers), (), tuple(sorted(reporters)), None, tuple(peers)),
+            finding,
         )
     return _first_symptom_class(symptoms)
+
+
+def _with_finding(culprit: Culprit, finding: Finding) -> Culprit:
+    suspects = (finding.rank,) if finding.rank is not None else finding.candidates
+    waiting = tuple(r for r in culprit.waiting if r not in suspects)
+    return replace(culprit, suspects=tuple(suspects), waiting=waiting, finding=finding)
 
 
 def _named(symptoms: list[Match]) -> Culprit | None:
@@ -124,12 +151,21 @@ def _named(symptoms: list[Match]) -> Culprit | None:
             suspects |= {n for n in stated if n is not None}
     waiting = {m.event.rank for m in naming if m.event.rank is not None} - suspects
     first = naming[0]
+    stated = f"{first.signature_id} names rank(s) {', '.join(str(r) for r in sorted(suspects))}"
     return Culprit(
-        failure_class=first.signature.failure_class or "collective_timeout",
+        failure_class=first.signature.failure_class or "unknown",
         suspects=tuple(sorted(suspects)),
         waiting=tuple(sorted(waiting)),
         seq=first.captures.get("seq") or first.captures.get("collective_number"),
         evidence=tuple(naming),
+        finding=Finding(
+            next(iter(suspects)) if len(suspects) == 1 else None,
+            "stated",
+            RankBasis.line,
+            stated,
+            candidates=tuple(sorted(suspects)) if len(suspects) > 1 else (),
+            reason=stated if len(suspects) > 1 else "",
+        ),
     )
 
 
@@ -144,16 +180,36 @@ def _first_symptom_class(
     same = [m for m in symptoms if m.signature.failure_class == first.signature.failure_class]
     reporters = sorted({m.event.rank for m in same if m.event.rank is not None})
     located = happened_where_reported and len(reporters) == 1
+    if located:
+        reporter = next(m for m in same if m.event.rank == reporters[0])
+        finding = Finding(
+            reporters[0],
+            "stated",
+            basis_of(reporter),
+            f"rank {reporters[0]} alone reported {first.signature_id} of itself",
+        )
+    else:
+        finding = Finding(
+            None,
+            "undetermined",
+            candidates=tuple(reporters) if happened_where_reported else (),
+            reason=f"ranks {', '.join(str(r) for r in reporters)} reported it"
+            if happened_where_reported and reporters
+            else "a relayed error names no rank",
+        )
     return Culprit(
         failure_class=first.signature.failure_class or "unknown",
         suspects=tuple(reporters) if located else (),
         waiting=tuple(reporters),
         seq=None,
         evidence=tuple(same),
+        finding=finding,
     )
 
 
-def _from_timeouts(timeouts: list[Match], seen: set[int]) -> Culprit:
+def _from_timeouts(timeouts: list[Match], matches: Sequence[Match]) -> Culprit:
+    """Ranks that timed out at a lower sequence number never reached the others' collective;
+    otherwise the rank whose collective differs, or the rank absent from the reports."""
     lowest_seq: dict[int, int] = {}
     for match in timeouts:
         rank, seq = match.event.rank, identifier(match.captures.get("seq"))
@@ -166,11 +222,33 @@ def _from_timeouts(timeouts: list[Match], seen: set[int]) -> Culprit:
     if lowest_seq:
         common_seq, _ = Counter(lowest_seq.values()).most_common(1)[0]
         behind = {rank for rank, seq in lowest_seq.items() if seq < common_seq}
-    suspects = sorted(behind | (seen - waiting))
-    return Culprit(
-        failure_class="collective_timeout",
-        suspects=tuple(suspects),
+    culprit = Culprit(
+        failure_class=_first_class(timeouts),
+        suspects=(),
         waiting=tuple(sorted(waiting - behind)),
         seq=None if common_seq is None else str(common_seq),
         evidence=tuple(timeouts),
     )
+    if behind:
+        listed = ", ".join(str(r) for r in sorted(behind))
+        finding = Finding(
+            min(behind) if len(behind) == 1 else None,
+            "seq_behind",
+            RankBasis.inferred,
+            f"rank(s) {listed} timed out at a lower collective sequence number than the "
+            f"others' {common_seq}: they never reached it",
+            "a rank behind in the sequence was late, not necessarily faulty",
+            candidates=tuple(sorted(behind)) if len(behind) > 1 else (),
+            reason=f"ranks {listed} are all behind at SeqNum {common_seq}",
+        )
+        return _with_finding(culprit, finding)
+    odd = odd_one_out(timeouts)
+    if odd is not None:
+        # Ranks waiting in different collectives: the stall is a mismatch of calls.
+        return _with_finding(replace(culprit, failure_class=divergent_calls_class()), odd)
+    finding = narrow(absent_from_symptoms(waiting, matches, Relay.waiting), timeouts, matches)
+    return _with_finding(culprit, finding)
+
+
+def _first_class(symptoms: Sequence[Match]) -> str:
+    return symptoms[0].signature.failure_class or "unknown"

@@ -2,7 +2,7 @@
 
 Consumes a hang triage report and the matches from the logs; produces hypotheses in the same
 shape as the log-based ones, so `hypotheses.py` can rank them together. The dump candidate's
-kind decides the class:
+kind decides the class (`dump_kinds` in taxonomy.yaml):
 
 - `mismatched` (a rank called another collective, size or dtype at the same sequence id) is
   `collective_mismatch`, a program bug on that rank;
@@ -21,19 +21,15 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 from denpex.events import Attribution, Match
-from denpex.hang.models import Candidate, CulpritKind, HangReport
+from denpex.hang.models import Candidate, HangReport
 from denpex.ingest.numbers import identifier
 from denpex.match.signature import Role
 from denpex.reason.hypothesis import Hypothesis
+from denpex.taxonomy import class_of_dump_kind
 
 SLOWDOWN_FACTOR = 4.0
 """A step this many times longer than the job's usual step means the job was slowing down."""
 MIN_SLOW_STEP_S = 2.0
-_KIND_CLASS = {
-    CulpritKind.mismatched: "collective_mismatch",
-    CulpritKind.stalled: "collective_timeout",
-    CulpritKind.stopped_reporting: "collective_timeout",
-}
 
 
 def step_intervals(matches: Sequence[Match]) -> list[float]:
@@ -64,9 +60,7 @@ def slowing_down(matches: Sequence[Match]) -> bool:
 
 
 def _class_of(candidate: Candidate, slowing: bool) -> str:
-    if candidate.kind is CulpritKind.never_entered:
-        return "straggler" if slowing else "collective_timeout"
-    return _KIND_CLASS[candidate.kind]
+    return class_of_dump_kind(candidate.kind, slowing=slowing)
 
 
 def _waiting_lines(candidate: Candidate, matches: Sequence[Match]) -> list[Match]:

@@ -25,31 +25,29 @@ from collections.abc import Sequence
 
 from denpex.events import Attribution, Match
 from denpex.match.signature import Role
+from denpex.models import RankBasis
 from denpex.reason.confidence import assign_confidence, culprit_confidence
 from denpex.reason.culprit import Culprit, infer_culprit, ranks_seen
 from denpex.reason.hypothesis import Hypothesis, JobShape
-from denpex.taxonomy import can_cause
+from denpex.reason.origin import (
+    Finding,
+    absent_from_symptoms,
+    basis_of,
+    narrow,
+    pid_join,
+    ranks_in,
+)
+from denpex.taxonomy import Relay, can_cause
 
 SCHEDULER_LEAD_S = 60.0
 TIE_WINDOW_S = 2.0
 CASCADE_LEAD_S = 10.0
 CONSEQUENCE_LEAD_S = 5.0
 DUMP_AND_SYMPTOMS_AGREE = 0.3
-# Faults every rank meets the same way: the job's configuration, its checkpoint, its use of DDP.
-# Not the host-local configuration classes (a node's driver, mount or interface).
-JOB_WIDE_CLASSES = frozenset(
-    {
-        "checkpoint_mismatch",
-        "framework_config_error",
-        "launch_config_error",
-        "rendezvous_failure",
-        "ddp_usage_error",
-    }
-)
 
 
 def _origin(match: Match) -> Attribution | None:
-    return match.event.who if match.signature.locates_origin else None
+    return match.event.who if match.signature.traits.locates_origin else None
 
 
 def _origin_of(roots: Sequence[Match]) -> Attribution | None:
@@ -179,8 +177,11 @@ def _promote_scheduler(ranked: list[Hypothesis]) -> list[Hypothesis]:
 def _from_culprit(culprit: Culprit, matches: Sequence[Match]) -> Hypothesis:
     """A hypothesis built from symptoms alone; it names a rank only when one is determined."""
     originating = None
-    if len(culprit.suspects) == 1:
-        rank = culprit.suspects[0]
+    named = culprit.finding.rank if culprit.finding is not None else None
+    if named is None and culprit.finding is None and len(culprit.suspects) == 1:
+        named = culprit.suspects[0]
+    if named is not None:
+        rank = named
         host = next((m.event.host for m in matches if m.event.rank == rank and m.event.host), None)
         originating = Attribution(rank=rank, host=host)
     times = [m.event.time for m in culprit.evidence if m.event.time is not None]
@@ -232,6 +233,10 @@ def form_hypotheses(
     top = hypotheses[0]
     _undetermined_if_everywhere_at_once(top)
     _undetermined_if_job_wide_and_alone(top, matches)
+    for hypothesis in hypotheses:
+        hypothesis.finding = hypothesis.finding or _stated(hypothesis)
+    if top.finding is None:
+        top.finding = _inferred(top, symptoms, matches)
     top.explained = [m for m in symptoms if _explainable(m, top)]
     unexplained = [m for m in symptoms if not _explainable(m, top)]
     assign_confidence(hypotheses, unexplained)
@@ -255,6 +260,14 @@ def _undetermined_if_everywhere_at_once(hypothesis: Hypothesis) -> None:
     hosts = {m.event.host for m in hypothesis.roots if m.event.rank in at_onset}
     host = hosts.pop() if len(hosts) == 1 else None
     hypothesis.originating = Attribution(host=host)
+    listed = ", ".join(str(r) for r in sorted(at_onset))  # type: ignore[type-var]
+    hypothesis.finding = Finding(
+        None,
+        "undetermined",
+        candidates=tuple(sorted(r for r in at_onset if r is not None)),
+        reason=f"ranks {listed} met {hypothesis.failure_class} within {TIE_WINDOW_S:.0f} s of "
+        "each other: a fault they share, or one the clocks cannot order",
+    )
 
 
 def _undetermined_if_job_wide_and_alone(hypothesis: Hypothesis, matches: Sequence[Match]) -> None:
@@ -264,11 +277,101 @@ def _undetermined_if_job_wide_and_alone(hypothesis: Hypothesis, matches: Sequenc
     of them."""
     if hypothesis.originating is None or hypothesis.originating.rank is None:
         return
-    if hypothesis.failure_class not in JOB_WIDE_CLASSES:
+    if not hypothesis.traits.job_wide:
         return
     if ranks_seen(matches) != {hypothesis.originating.rank}:
         return
     hypothesis.originating = Attribution(host=hypothesis.originating.host)
+    hypothesis.finding = Finding(
+        None,
+        "undetermined",
+        reason=f"{hypothesis.failure_class} is met by every rank alike and only one rank's "
+        "output is in evidence",
+    )
+
+
+def _stated(hypothesis: Hypothesis) -> Finding | None:
+    """The finding behind a rank the hypothesis already has: its lines, its dumps, its symptoms."""
+    if hypothesis.culprit is not None and hypothesis.culprit.finding is not None:
+        return hypothesis.culprit.finding
+    candidate = hypothesis.dump_candidate
+    if candidate is not None:
+        ranks = tuple(candidate.ranks)
+        single = len(ranks) == 1
+        return Finding(
+            ranks[0] if single else None,
+            "flight_recorder",
+            RankBasis.inferred,
+            f"the collectives' progress in the Flight Recorder dumps single out rank(s) "
+            f"{', '.join(str(r) for r in ranks)}",
+            candidates=() if single else ranks,
+            reason="" if single else "the dumps single out these ranks together",
+        )
+    rank = hypothesis.originating.rank if hypothesis.originating else None
+    if rank is None:
+        return None
+    line = next((m for m in hypothesis.roots if m.event.rank == rank), None)
+    if line is None:
+        return None
+    basis = basis_of(line)
+    if basis is RankBasis.launcher:
+        return Finding(
+            rank,
+            "pid_join",
+            basis,
+            f"{line.signature_id} names a pid or local rank that another line ties to rank {rank}",
+            "the pid is assumed not reused between the lines joined",
+        )
+    return Finding(
+        rank, "stated", basis, f"{line.signature_id} was printed by or names rank {rank}"
+    )
+
+
+def _inferred(
+    hypothesis: Hypothesis, symptoms: Sequence[Match], matches: Sequence[Match]
+) -> Finding:
+    """A root cause whose lines name no rank: joined through a pid or local rank, or, for a
+    fault of one process, the rank absent from the peers' reports."""
+    traits = hypothesis.traits
+    if traits.job_wide or traits.acts_on_job:
+        return Finding(
+            None,
+            "undetermined",
+            reason=f"{hypothesis.failure_class} concerns the whole job, not one rank",
+        )
+    if not hypothesis.roots:
+        return Finding(None, "undetermined", reason="no line in evidence names a rank")
+    finding = pid_join(hypothesis.roots, matches)
+    if finding is None and any(_one_process(m) for m in hypothesis.roots):
+        relayed = [m for m in symptoms if m.signature.traits.relay in (Relay.peer, Relay.waiting)]
+        reporters = ranks_in(relayed)
+        if reporters:
+            kind = relayed[0].signature.traits.relay
+            finding = narrow(absent_from_symptoms(reporters, matches, kind), relayed, matches)
+            if finding.rank is not None:
+                finding = Finding(
+                    finding.rank,
+                    finding.mechanism,
+                    finding.basis,
+                    f"{hypothesis.roots[0].signature_id} names one process but no rank; "
+                    + finding.evidence,
+                    finding.caveat,
+                    thin=True,
+                )
+    if finding is None:
+        return Finding(None, "undetermined", reason="no line in evidence names a rank")
+    if finding.rank is not None:
+        host = hypothesis.originating.host if hypothesis.originating else None
+        host = host or next((m.event.host for m in matches if m.event.rank == finding.rank), None)
+        local = hypothesis.originating.local_rank if hypothesis.originating else None
+        pid = hypothesis.originating.pid if hypothesis.originating else None
+        hypothesis.originating = Attribution(finding.rank, local, host, pid)
+    return finding
+
+
+def _one_process(match: Match) -> bool:
+    """Whether the line is about one process (it names its pid or local rank)."""
+    return "pid" in match.captures or match.event.who.local_rank is not None
 
 
 def _lead_without_a_root(

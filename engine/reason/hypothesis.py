@@ -13,12 +13,10 @@ from denpex.events import Attribution, Match
 from denpex.hang.models import Candidate
 from denpex.match.signature import Signature
 from denpex.reason.culprit import Culprit
-from denpex.taxonomy import Category, failure_class
+from denpex.reason.origin import Finding
+from denpex.taxonomy import Category, Traits, failure_class, traits
 
 EVIDENCE_LINES = 6
-DOMINANT_CLASSES = frozenset(
-    {"preemption", "time_limit", "node_failure", "job_cancelled", "pod_evicted"}
-)
 
 
 @dataclass
@@ -39,14 +37,24 @@ class Hypothesis:
     """The Flight Recorder candidate this hypothesis comes from, when it does."""
     corroboration: list[Match] = field(default_factory=list)
     """Log lines that support a hypothesis which has no root-cause line of its own."""
+    finding: Finding | None = None
+    """How the originating rank was found, or which ranks remain possible (`origin.py`)."""
 
     @property
     def category(self) -> Category:
         return failure_class(self.failure_class).category
 
     @property
+    def traits(self) -> Traits:
+        """The class's traits, as the signature of its first line states them."""
+        if self.signature is not None and self.signature.failure_class == self.failure_class:
+            return self.signature.traits
+        return traits(self.failure_class)
+
+    @property
     def dominant(self) -> bool:
-        return self.failure_class in DOMINANT_CLASSES
+        """A scheduler action on the whole job: it causes what follows it anywhere."""
+        return self.traits.acts_on_job
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from denpex.events import Match
 from denpex.hang.models import Candidate
 from denpex.ingest.timestamps import to_datetime
-from denpex.models import Evidence, Explains, RootCause, Source
+from denpex.models import Evidence, Explains, RankFinding, RootCause, Source
 from denpex.reason.hypothesis import EVIDENCE_LINES, Hypothesis
 from denpex.render.common import where
 from denpex.taxonomy import Category, category_next_steps, class_next_steps, failure_class
@@ -160,6 +160,19 @@ def to_root_cause(
         )
         steps = [*class_next_steps(fc.id), *steps]
         values.update(_candidate_values(candidate))
+    finding = hypothesis.finding
+    named = origin.rank if origin else None
+    rank_finding = None
+    if finding is not None:
+        rank_finding = RankFinding(
+            mechanism=finding.mechanism if named is not None else "undetermined",
+            basis=finding.basis if named is not None else None,
+            evidence=finding.evidence if named is not None else "",
+            caveat=finding.caveat if named is not None else "",
+        )
+        if named is not None and finding.basis == "inferred" and finding.caveat:
+            caveat = f"{caveat} Rank {named} is inferred ({finding.evidence}): {finding.caveat}."
+    candidates = list(finding.candidates) if finding is not None and named is None else []
     return RootCause(
         failure_class=fc.id,
         category=fc.category,
@@ -191,6 +204,9 @@ def to_root_cause(
         next_steps=[fill(step, values) for step in steps],
         owner=fc.owner,  # routed by class: the team that fixes this kind of failure
         dump_evidence=list(candidate.evidence) if candidate is not None else [],
+        rank_finding=rank_finding,
+        candidate_ranks=candidates,
+        candidate_reason=finding.reason if candidates and finding is not None else "",
     )
 
 

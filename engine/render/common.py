@@ -32,6 +32,12 @@ def where(root: RootCause, undetermined: str = "rank undetermined") -> str:
         parts.append(undetermined)
     if root.originating_host:
         parts.append(f"host {root.originating_host}")
+    finding = root.rank_finding
+    if root.originating_rank is not None and finding is not None and finding.basis == "inferred":
+        parts.append(f"inferred ({finding.mechanism.replace('_', ' ')}: {finding.evidence})")
+    elif root.originating_rank is None and root.candidate_ranks:
+        ranks = ", ".join(str(r) for r in root.candidate_ranks)
+        parts.append(f"candidate rank(s) {ranks}: {root.candidate_reason}")
     return ", ".join(parts)
 
 

@@ -7,7 +7,7 @@ from io import StringIO
 from rich.console import Console
 from rich.table import Table
 
-from denpex.evaluate import EvalReport, ReliabilityBin, Subset
+from denpex.evaluate import EvalReport, RankReport, ReliabilityBin, Subset
 
 
 def _percent(share: float | None) -> str:
@@ -37,6 +37,22 @@ def _reliability_table(label: str, rows: list[ReliabilityBin]) -> Table:
     return table
 
 
+def _print_ranks(console: Console, ranks: RankReport) -> None:
+    console.print(
+        f"originating rank: named in {ranks.named} of {ranks.cases} failure cases (coverage "
+        f"{_percent(ranks.coverage)}), right in {_percent(ranks.named_precision)} of those; "
+        f"multi-rank cases {ranks.multi_rank_cases}, rank right (a rank or null) in "
+        f"{_percent(ranks.multi_rank_accuracy)}; no rank named but candidates given in "
+        f"{ranks.candidates_given}, holding the labelled rank in {ranks.candidates_hold_truth}"
+    )
+    table = Table("named by", "kind", "named", "right", "precision")
+    for kind, split in (("mechanism", ranks.by_mechanism), ("stated as", ranks.by_basis)):
+        for name, row in split.items():
+            table.add_row(kind, name, str(row.named), str(row.right), _percent(row.precision))
+    if table.rows:
+        console.print(table)
+
+
 def render_eval_text(report: EvalReport) -> str:
     buffer = StringIO()
     console = Console(file=buffer, width=140, no_color=True, highlight=False)
@@ -51,6 +67,8 @@ def render_eval_text(report: EvalReport) -> str:
         f"expected calibration error {report.expected_calibration_error:.3f}"
     )
     console.print(_reliability_table("confidence", report.reliability))
+    if report.ranks is not None:
+        _print_ranks(console, report.ranks)
     latency = report.latency_ms
     console.print(
         f"latency per case: mean {latency['mean']:.0f} ms, p50 {latency['p50']:.0f} ms, "

@@ -59,8 +59,13 @@ def test_a_stopped_rank_is_the_one_that_stopped_reporting() -> None:
     assert top.signature_id == "flight_recorder.stopped_reporting"
 
 
-def test_without_the_dumps_the_logs_alone_cannot_name_the_mismatching_rank() -> None:
-    _, inputs = _case("inject-mismatched-collective-op")
+def test_without_the_dumps_the_tracebacks_still_show_which_rank_called_another_collective() -> None:
+    expected, inputs = _case("inject-mismatched-collective-op")
     logs_only = [path for path in inputs if not path.endswith("/fr")]
     top = diagnose_paths(logs_only).root_causes[0]
-    assert top.failure_class != "collective_mismatch" or top.originating_rank is None
+    # every rank times out; rank 3's traceback ends in all_gather, the others' in all_reduce
+    assert (top.failure_class, top.originating_rank) == (
+        "collective_mismatch",
+        expected["originating_rank"],
+    )
+    assert top.rank_finding is not None and top.rank_finding.mechanism == "odd_one_out"

@@ -1,0 +1,316 @@
+"""The originating rank when no root-cause line names it: general inferences across ranks.
+
+Consumes the time-ordered matches and the ranks a hypothesis points at; produces a `Finding`:
+one rank with the mechanism and evidence behind it, or the ranks that remain possible and why.
+Every mechanism compares what several ranks printed; none reads the wording of one log:
+
+- **stated**: a line, its prefix or its file names the rank (`basis` says which);
+- **pid_join**: a launcher, kernel or scheduler line names a pid or a local rank, and another
+  line ties that pid (or local rank on that host) to a global rank;
+- **odd_one_out**: ranks reporting the same symptom agree on the collective (op, size, dtype,
+  the library call their traceback ends in) except one;
+- **absent_from_symptoms**: every rank of the job but one reports the symptom, against the
+  world size the evidence states (or, thinner, the ranks seen);
+- **first_divergence**: of the ranks that may be behind, one stopped reporting progress
+  (steps, iterations) before the others;
+- **silent_end**: of those ranks, one's output ends well before its peers report the failure.
+
+Precision comes first: a mechanism names a rank only when the evidence leaves exactly one; when
+it leaves several, they are returned as candidates with the reason, never a guess. A finding
+resting on thin evidence (the world size unknown, a single rank's output) says so (`thin`), and
+the confidence drops with it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from denpex.events import Match
+from denpex.ingest.attribution import attribution_from_path, split_prefixes
+from denpex.models import RankBasis
+from denpex.taxonomy import Relay
+
+WORLD_SIZE_CAPTURE = "world_size"
+MAX_WORLD_SIZE = 1 << 20
+SILENT_LEAD_S = 5.0
+"""A rank's output ends this long before its peers report the failure: it went silent first."""
+_FINGERPRINT = ("op", "numel_in", "numel_out", "dtype", "size", "count", "process_group")
+_C10D_CALL = re.compile(r"distributed(?:_c10d)?\.py\", line \d+, in (?P<call>\w+)")
+
+
+@dataclass(frozen=True)
+class Finding:
+    rank: int | None
+    mechanism: str
+    basis: RankBasis | None = None
+    evidence: str = ""
+    caveat: str = ""
+    candidates: tuple[int, ...] = ()
+    reason: str = ""
+    thin: bool = False
+
+
+def _ranks(ranks: Iterable[int]) -> str:
+    return ", ".join(str(r) for r in sorted(ranks)) or "none"
+
+
+# --- what the evidence states ------------------------------------------------------------------
+
+
+def basis_of(match: Match) -> RankBasis | None:
+    """How the line states the rank it is attributed to."""
+    rank = match.event.rank
+    if rank is None:
+        return None
+    if match.captures.get("rank") == str(rank):
+        return RankBasis.line
+    if split_prefixes(match.event.text).who.rank == rank:
+        return RankBasis.prefix
+    path = attribution_from_path(match.event.source.rsplit("!", 1)[-1])
+    local = match.event.who.local_rank
+    if path.rank == rank or (path.local_rank is not None and path.local_rank == local):
+        return RankBasis.file_name
+    # Neither the line nor its file states it: the timeline joined the line's pid or local rank
+    # to the rank another line gave it (`timeline/identity.py`).
+    return RankBasis.launcher
+
+
+def stated_world_size(matches: Sequence[Match]) -> int | None:
+    """The job's size as the evidence states it, when what it states is consistent: the largest
+    size stated, and only if no rank seen lies outside it (a sub-group's size is not the job's)."""
+    stated = [
+        int(value)
+        for m in matches
+        if (value := m.captures.get(WORLD_SIZE_CAPTURE)) is not None and value.isdigit()
+    ]
+    stated = [s for s in stated if 1 < s <= MAX_WORLD_SIZE]
+    if not stated:
+        return None
+    size = max(stated)
+    seen = ranks_in(matches)
+    return size if not seen or max(seen) < size else None
+
+
+def ranks_in(matches: Iterable[Match]) -> set[int]:
+    return {m.event.rank for m in matches if m.event.rank is not None}
+
+
+# --- joins --------------------------------------------------------------------------------------
+
+
+def pid_join(anchors: Sequence[Match], matches: Sequence[Match]) -> Finding | None:
+    """The rank of a pid or local rank that launcher, kernel or scheduler lines name: from
+    another line that states both that pid (or that local rank on that host) and a rank."""
+    for anchor in anchors:
+        pid = _pid(anchor)
+        if pid is not None:
+            ranks = {
+                m.event.rank
+                for m in matches
+                if m.event.rank is not None
+                and _pid(m) == pid
+                and _same_host(m, anchor)
+                and m is not anchor
+            }
+            if len(ranks) == 1:
+                rank = ranks.pop()
+                return Finding(
+                    rank,
+                    "pid_join",
+                    RankBasis.launcher,
+                    f"{anchor.signature_id} names pid {pid}, which other lines tie to rank {rank}",
+                    "the pid is assumed not reused between the lines joined",
+                )
+        local = anchor.event.who.local_rank
+        if local is not None and anchor.event.rank is None:
+            bases = {
+                m.event.rank - m.event.who.local_rank
+                for m in matches
+                if m.event.rank is not None
+                and m.event.who.local_rank is not None
+                and _same_host(m, anchor)
+            }
+            if len(bases) == 1:
+                rank = bases.pop() + local
+                return Finding(
+                    rank,
+                    "pid_join",
+                    RankBasis.launcher,
+                    f"{anchor.signature_id} names local rank {local}; lines of the same host "
+                    f"state its ranks as local rank + {rank - local}",
+                    "assumes one process per local rank on that host",
+                )
+    return None
+
+
+def _pid(match: Match) -> int | None:
+    value = match.captures.get("pid")
+    if value is not None and value.isdigit():
+        return int(value)
+    return match.event.who.pid
+
+
+def _same_host(a: Match, b: Match) -> bool:
+    return a.event.host is None or b.event.host is None or a.event.host == b.event.host
+
+
+# --- across ranks -------------------------------------------------------------------------------
+
+
+def _call_site(match: Match) -> str | None:
+    """The torch.distributed call a traceback ends in (all_reduce, broadcast, ...)."""
+    calls = [found["call"] for line in match.event.context if (found := _C10D_CALL.search(line))]
+    calls = [c for c in calls if c != "wrapper"]
+    return calls[-1] if calls else None
+
+
+def odd_one_out(symptoms: Sequence[Match]) -> Finding | None:
+    """One rank whose collective differs from what every other reporting rank agrees on."""
+    features: dict[str, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for match in symptoms:
+        rank = match.event.rank
+        if rank is None:
+            continue
+        for name in _FINGERPRINT:
+            if (value := match.captures.get(name)) is not None:
+                features[name][rank].add(value)
+        if (call := _call_site(match)) is not None:
+            features["call"][rank].add(call)
+    odd: dict[int, list[str]] = defaultdict(list)
+    for name, by_rank in features.items():
+        single = {rank: next(iter(v)) for rank, v in by_rank.items() if len(v) == 1}
+        if len(single) < 3:
+            continue
+        counts = Counter(single.values())
+        if len(counts) != 2:
+            continue
+        (common, n_common), (rare, n_rare) = counts.most_common(2)
+        if n_rare != 1 or n_common < 2:
+            continue
+        rank = next(r for r, v in single.items() if v == rare)
+        others = _ranks(single.keys() - {rank})
+        odd[rank].append(f"{name} {rare} where ranks {others} have {common}")
+    if len(odd) != 1:
+        return None
+    rank, differences = next(iter(odd.items()))
+    return Finding(
+        rank,
+        "odd_one_out",
+        RankBasis.inferred,
+        f"of the ranks reporting the failure, rank {rank} alone differs: " + "; ".join(differences),
+        "the rank whose call differs is where the programs diverged; which side holds the bug "
+        "is for the code to say",
+    )
+
+
+def last_steps(matches: Sequence[Match]) -> dict[int, int]:
+    steps: dict[int, int] = {}
+    for match in matches:
+        step, rank = match.captures.get("step"), match.event.rank
+        if rank is None or step is None or not step.isdigit() or match.signature.role != "context":
+            continue
+        steps[rank] = max(int(step), steps.get(rank, -1))
+    return steps
+
+
+def first_divergence(candidates: Sequence[int], matches: Sequence[Match]) -> Finding | None:
+    """Of several candidates, the one whose progress stopped before every other rank's."""
+    steps = last_steps(matches)
+    if len(steps) < 3 or not set(candidates) <= set(steps):
+        return None
+    lowest = min(steps[c] for c in candidates)
+    behind = [c for c in candidates if steps[c] == lowest]
+    others = [s for r, s in steps.items() if r not in behind]
+    if len(behind) != 1 or not others or min(others) <= lowest:
+        return None
+    rank = behind[0]
+    return Finding(
+        rank,
+        "first_divergence",
+        RankBasis.inferred,
+        f"rank {rank}'s last reported step is {lowest}; every other rank reported step "
+        f"{min(others)} or later",
+        "a rank that stops printing progress may still be alive (stopped, hung or slow)",
+    )
+
+
+def silent_end(
+    candidates: Sequence[int], reporters: Sequence[Match], matches: Sequence[Match]
+) -> Finding | None:
+    """Of several candidates, the one whose output ended well before its peers reported."""
+    first_report = min((m.event.time for m in reporters if m.event.time is not None), default=None)
+    if first_report is None:
+        return None
+    last: dict[int, float] = {}
+    for match in matches:
+        if match.event.rank in candidates and match.event.time is not None:
+            last[match.event.rank] = max(match.event.time, last.get(match.event.rank, 0.0))  # type: ignore[index]
+    silent = [r for r in candidates if r in last and last[r] < first_report - SILENT_LEAD_S]
+    talking = [r for r in candidates if r not in silent]
+    if len(silent) != 1 or not all(r in last for r in talking):
+        return None
+    rank = silent[0]
+    return Finding(
+        rank,
+        "silent_end",
+        RankBasis.inferred,
+        f"rank {rank}'s output ends {first_report - last[rank]:.0f} s before its peers "
+        "reported the failure",
+        "a log that ends may have been cut by the collector rather than by the process",
+    )
+
+
+def absent_from_symptoms(
+    reporters: set[int], matches: Sequence[Match], relay: Relay | None
+) -> Finding:
+    """The ranks of the job that did not report a symptom every other rank reports."""
+    world = stated_world_size(matches)
+    seen = ranks_in(matches)
+    job = set(range(world)) if world is not None else seen
+    missing = sorted(job - reporters)
+    what = "lost a peer" if relay is Relay.peer else "timed out waiting"
+    known = f"world size {world}, stated in the logs" if world else "the ranks seen in the logs"
+    if len(missing) == 1 and reporters:
+        rank = missing[0]
+        thin = world is None
+        return Finding(
+            rank,
+            "absent_from_symptoms",
+            RankBasis.inferred,
+            f"ranks {_ranks(reporters)} {what}; rank {rank} is the one rank of the job "
+            f"({known}) that did not",
+            "the job's size is not stated; a rank that printed nothing at all would be missed"
+            if thin
+            else "a rank that reported nothing may also have had its output lost",
+            thin=thin,
+        )
+    reason = (
+        f"ranks {_ranks(reporters)} {what}; of the job ({known}), ranks {_ranks(missing)} did "
+        "not, and nothing tells them apart"
+        if missing
+        else f"every rank in evidence ({known}) reported the same symptom"
+        + ("" if world else "; the job's size is not stated, so the rank behind it may be missing")
+    )
+    return Finding(None, "undetermined", candidates=tuple(missing), reason=reason)
+
+
+def narrow(finding: Finding, reporters: Sequence[Match], matches: Sequence[Match]) -> Finding:
+    """Several candidates: the one whose progress or output stopped first, if one did."""
+    if finding.rank is not None or len(finding.candidates) < 2:
+        return finding
+    narrowed = first_divergence(finding.candidates, matches) or silent_end(
+        finding.candidates, reporters, matches
+    )
+    if narrowed is None:
+        return finding
+    return Finding(
+        narrowed.rank,
+        narrowed.mechanism,
+        narrowed.basis,
+        f"{finding.reason}; {narrowed.evidence}",
+        narrowed.caveat,
+        thin=finding.thin,
+    )

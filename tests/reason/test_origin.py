@@ -1,0 +1,96 @@
+"""The originating rank when no root-cause line names it, on real multi-process runs.
+
+The jobs are evals/corpus/inject-ranks-*: real Gloo runs of evals/inject/rank_jobs.py, each with
+one fault injected into one rank and labelled from the injection. A test that removes or adds
+lines composes real lines: the kernel's OOM report is rendered from the kernel's format string
+(mm/oom_kill.c) for the pid the run's launcher reported.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from denpex.models import RankBasis, RootCause
+from tests.conftest import REPO, diagnose_paths, write_job
+
+CORPUS = REPO / "evals" / "corpus"
+
+
+def _top(paths: list[Path]) -> RootCause:
+    return diagnose_paths([str(p) for p in paths]).root_causes[0]
+
+
+def _case(name: str) -> list[Path]:
+    case = CORPUS / name
+    return [p for p in sorted(case.rglob("*")) if p.is_file() and p.name != "expected.json"]
+
+
+def _label(name: str) -> dict:
+    return json.loads((CORPUS / name / "expected.json").read_text())
+
+
+def test_the_rank_whose_collective_differs_is_the_odd_one_out() -> None:
+    name = "inject-ranks-broadcast-instead-of-allreduce"
+    top = _top(_case(name))
+    assert top.originating_rank == _label(name)["originating_rank"] == 1
+    assert top.failure_class == "collective_mismatch"  # peers wait in all_reduce, it broadcasts
+    assert top.rank_finding is not None
+    assert top.rank_finding.mechanism == "odd_one_out"
+    assert top.rank_finding.basis is RankBasis.inferred
+    assert "broadcast" in top.rank_finding.evidence and "all_reduce" in top.rank_finding.evidence
+    assert top.rank_finding.caveat  # the finding says what it does not prove
+
+
+def test_the_rank_absent_from_the_peers_reports_against_the_stated_world_size() -> None:
+    # worker.<pid>.log names no rank; ranks 0, 2, 3 report a closed connection; the logs say
+    # "world size 4"
+    name = "inject-ranks-plain-launcher-sigkill-pid"
+    top = _top(_case(name))
+    assert top.originating_rank == _label(name)["originating_rank"] == 1
+    assert top.rank_finding is not None
+    assert top.rank_finding.mechanism == "absent_from_symptoms"
+    assert "world size 4" in top.rank_finding.evidence
+
+
+def test_without_a_stated_world_size_the_same_inference_is_thinner(tmp_path: Path) -> None:
+    name = "inject-ranks-dataset-scan-absent"
+    stated = _top(_case(name))
+    text = (CORPUS / name / "launcher.log").read_text()
+    unstated = "".join(line for line in text.splitlines(True) if "world size" not in line)
+    thin = _top([write_job(tmp_path, {"launcher.log": unstated}) / "launcher.log"])
+    assert stated.originating_rank == thin.originating_rank == 0
+    assert thin.rank_finding is not None and stated.rank_finding is not None
+    assert "world size 4" in stated.rank_finding.evidence
+    assert thin.confidence < stated.confidence
+
+
+def test_when_several_ranks_remain_the_answer_lists_them_and_why() -> None:
+    # torch.multiprocessing prints the ranks' lines without a rank; only rank 0's failure is
+    # reported, so ranks 1-3 (rank 2 was stopped) remain possible.
+    name = "inject-ranks-mp-sigstop-progress"
+    top = _top(_case(name))
+    assert top.originating_rank is None
+    assert _label(name)["originating_rank"] in top.candidate_ranks
+    assert top.candidate_ranks == [1, 2, 3]
+    assert "world size 4" in top.candidate_reason
+
+
+def test_a_kernel_kill_of_a_pid_is_joined_to_the_rank_the_launcher_gave_that_pid(
+    tmp_path: Path,
+) -> None:
+    name = "inject-ranks-two-node-sigkill"
+    node1 = (CORPUS / name / "node1" / "torchrun.log").read_text()
+    # mm/oom_kill.c: "Out of memory: Killed process %d (%s) total-vm:%lukB, anon-rss:%lukB, ..."
+    oom = (
+        "[Tue Dec  1 15:32:25 2026] Out of memory: Killed process 29250 (python) "
+        "total-vm:3645188kB, anon-rss:2012344kB, file-rss:65536kB, shmem-rss:0kB, UID:0 "
+        "pgtables:4512kB oom_score_adj:0\n"
+    )
+    job = write_job(tmp_path, {"node1/torchrun.log": node1, "node1/dmesg.log": oom})
+    top = _top([job])
+    assert top.failure_class == "host_oom"
+    assert top.originating_rank == 3  # torchrun: rank 3 (local_rank: 1), pid 29250
+    assert top.rank_finding is not None
+    assert top.rank_finding.mechanism == "pid_join"
+    assert top.rank_finding.basis is RankBasis.launcher
