@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from denpex.errors import DenpexError, InputError
+from denpex.hybrid.harvest import unexplained_lines
 from denpex.match.library import Library
 from denpex.match.scan import Matcher
 from denpex.models import Diagnosis, Status
@@ -283,8 +284,10 @@ def evaluate(
         expected = load_expected(case)
         started = time.perf_counter()
         try:
-            scan = scan_inputs(case_inputs(case), matcher)
-            diagnosis = diagnose_scan(scan, library, options, started)
+            inputs = case_inputs(case)
+            scan = scan_inputs(inputs, matcher)
+            abnormal = unexplained_lines(inputs, None, options.backend)
+            diagnosis = diagnose_scan(scan, library, options, started, abnormal=abnormal)
         except DenpexError as error:
             raise InputError(f"case {case.name}: {error}") from None
         latency = (time.perf_counter() - started) * 1000
@@ -347,8 +350,10 @@ def held_out(
         case = by_name[original.case]
         matcher = matchers[family]
         started = time.perf_counter()
-        scan = scan_inputs(case_inputs(case), matcher)
-        diagnosis = diagnose_scan(scan, matcher.library, options, started)
+        inputs = case_inputs(case)
+        scan = scan_inputs(inputs, matcher)
+        abnormal = unexplained_lines(inputs, None, options.backend)
+        diagnosis = diagnose_scan(scan, matcher.library, options, started, abnormal=abnormal)
         latency = (time.perf_counter() - started) * 1000
         results.append(score_case(load_expected(case), diagnosis, latency, []))
     bins, ece = reliability(results)

@@ -9,7 +9,7 @@ path (incident store, retrieval, LLM) takes part only when the caller passes one
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Protocol
@@ -17,11 +17,12 @@ from typing import BinaryIO, Protocol
 from denpex import __version__
 from denpex.errors import InputError
 from denpex.events import Match
-from denpex.gate import gate
+from denpex.gate import AbnormalLines, gate
 from denpex.hang.dumps import DumpError, rank_from_name
 from denpex.hang.inputs import dump_files
 from denpex.hang.models import HangReport
 from denpex.hang.triage import HangOptions, triage_dumps
+from denpex.hybrid.harvest import rewindable, unexplained_lines
 from denpex.ingest.sources import Collector, iter_inputs
 from denpex.match.library import Library, load_library
 from denpex.match.scan import Matcher, ScannedInput
@@ -44,6 +45,8 @@ class HybridCase(Protocol):
     def best_effort(self, uncertain: Diagnosis, timeline: OrderedTimeline) -> Diagnosis: ...
 
     def record(self, diagnosis: Diagnosis, timeline: OrderedTimeline) -> Diagnosis: ...
+
+    def abnormal(self, timeline: OrderedTimeline) -> Sequence[Match]: ...
 
 
 class Hybrid(Protocol):
@@ -124,8 +127,13 @@ def diagnose(
         library = library or load_library(options.rules_dir, cache_dir=options.cache_dir)
         matcher = Matcher(library, options.backend, options.cache_dir)
     case = hybrid.case(paths, stdin) if hybrid is not None else None
-    scan = scan_inputs(paths, matcher, case.stdin if case else stdin, progress)
-    return diagnose_scan(scan, matcher.library, options, started, case)
+    if case is not None:
+        stdin = case.stdin
+    elif stdin is not None:
+        stdin = rewindable(stdin)  # the gate may ask for the lines no signature matched
+    scan = scan_inputs(paths, matcher, stdin, progress)
+    abnormal = case.abnormal if case else unexplained_lines(paths, stdin, options.backend)
+    return diagnose_scan(scan, matcher.library, options, started, case, abnormal)
 
 
 def _hang_triage(
@@ -153,7 +161,10 @@ def diagnose_scan(
     options: DiagnoseOptions,
     started: float,
     case: HybridCase | None = None,
+    abnormal: AbnormalLines | None = None,
 ) -> Diagnosis:
+    """`abnormal` tells a run no signature explains from a healthy one (see `gate`); without it
+    the absence of any signature match is taken for a healthy run."""
     windowed = within_job(
         scan.matches,
         {s.name for s in scan.inputs if s.kind in HOST_LOG_KINDS},
@@ -186,5 +197,6 @@ def diagnose_scan(
         started=started,
         best_effort=case.best_effort if case else None,
         hang=hang,
+        abnormal=abnormal,
     )
     return case.record(diagnosis, timeline) if case else diagnosis

@@ -2,37 +2,50 @@
 
 Consumes the paths (or a rewindable stdin) a diagnosis was made from; produces the SHA-256 of
 every input and the abnormal-looking lines the rules did not match (exception lines, error
-severities, signals, exhausted resources, non-zero exits, NaN), found by a small lexicon of
-generic patterns in `lexicon/` run through the same matcher as the rules. Lines logged at
-warning level or below are left out: they are the chatter every healthy run prints.
+severities, signals, exhausted resources, non-zero exits, scheduler failure states, NaN),
+found by a small lexicon of generic patterns in `lexicon/` run through the same matcher as the
+rules and judged by `abnormal.is_abnormal` (by content, not only by level: a warning that
+reports a failure is abnormal, the benign chatter the lexicon names is not).
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
-import re
-from collections.abc import Iterator
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
+from itertools import groupby
 from pathlib import Path
 from typing import BinaryIO
 
 from denpex.events import Match
-from denpex.ingest.attribution import split_prefixes
+from denpex.hybrid.abnormal import continues, is_abnormal, is_below_error
 from denpex.ingest.sources import READ_ERRORS, Collector, Input, iter_inputs
 from denpex.match.library import load_library
 from denpex.match.scan import Matcher
+from denpex.timeline.order import OrderedTimeline
 
-_BELOW_ERROR = re.compile(
-    r"^(?:\S+ )?\[?[WID]\d{4} \d{2}:\d{2}:\d{2}"  # glog warning / info / debug
-    r"|^\[[WID] "  # PyTorch C++ warning prefix: [W socket.cpp:...]
-    r"|\b(?:WARN(?:ING)?|INFO|DEBUG|NOTICE)\b"
-    r"|\b[A-Z]\w*Warning\b"
-)
 _DRAIN_BLOCK = 1024 * 1024
+
+
+__all__ = [
+    "Harvest",
+    "harvest",
+    "is_below_error",
+    "lexicon_matcher",
+    "rewindable",
+    "unexplained_lines",
+]
+SPOOL_IN_MEMORY = 64 * 1024 * 1024
+CONTINUED_WITHIN = 2
+"""A continuation line at most this many lines below the last message the lexicon saw
+continues it (c10's stack: the message, "Exception raised from ...", "frame #0: ...")."""
 
 
 @dataclass(frozen=True)
@@ -93,10 +106,6 @@ def _hashed(item: Input, digests: dict[str, str]) -> Input:
     return replace(item, open=opened)
 
 
-def is_below_error(text: str) -> bool:
-    return bool(_BELOW_ERROR.search(split_prefixes(text).message))
-
-
 def harvest(
     paths: list[str],
     stdin: BinaryIO | None,
@@ -116,10 +125,57 @@ def harvest(
     seen: set[tuple[str, int]] = set(skip)
     for item in iter_inputs(paths, stdin, collector):
         scanned = matcher.scan_input(_hashed(item, digests), year)
-        for match in scanned.matches:
-            key = (match.event.source, match.event.line)
-            if key in seen or is_below_error(match.event.text):
+        last: tuple[int, bool] | None = None  # line and judgement of the last message seen
+        for line, matches in groupby(
+            sorted(scanned.matches, key=lambda m: m.event.line), key=lambda m: m.event.line
+        ):
+            on_line = list(matches)
+            carried = None
+            if last is not None and line - last[0] <= CONTINUED_WITHIN:
+                carried = last[1]
+            verdicts = [is_abnormal(m.event.text, m.signature, carried) for m in on_line]
+            if carried is None or not all(continues(m.signature) for m in on_line):
+                last = (line, any(verdicts))
+            else:
+                last = (line, carried)
+            key = (on_line[0].event.source, line)
+            if key in seen or not any(verdicts):
                 continue
             seen.add(key)
-            found.append(match)
+            found.append(on_line[verdicts.index(True)])
     return Harvest(digests=digests, matches=found, warnings=collector.warnings)
+
+
+def rewindable(stdin: BinaryIO) -> BinaryIO:
+    """A rewindable copy of stdin, so the inputs can be read a second time."""
+    spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
+    shutil.copyfileobj(stdin, spool, 1024 * 1024)
+    spool.seek(0)
+    return spool  # type: ignore[return-value]
+
+
+def year_of(timeline: OrderedTimeline) -> int | None:
+    """The year the rules' scan settled on, for inputs whose timestamps carry none."""
+    for match in timeline.matches:
+        if match.event.time is not None and not match.event.time_inferred:
+            return time.gmtime(match.event.time).tm_year
+    return None
+
+
+def unexplained_lines(
+    paths: list[str], stdin: BinaryIO | None, backend: str = "auto"
+) -> Callable[[OrderedTimeline], Sequence[Match]]:
+    """The gate's question "did anything the rules missed go wrong?" for a rules-only
+    diagnosis: the abnormal lines of the inputs that no signature matched. Asked only when no
+    signature fired, so a settled diagnosis never reads its inputs twice."""
+
+    def ask(timeline: OrderedTimeline) -> Sequence[Match]:
+        return harvest(
+            paths,
+            stdin,
+            skip={(m.event.source, m.event.line) for m in timeline.matches},
+            matcher=lexicon_matcher(backend),
+            year=year_of(timeline),
+        ).matches
+
+    return ask

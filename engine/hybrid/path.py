@@ -13,9 +13,6 @@ answer stands, with a warning that says what was unavailable.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,7 +22,7 @@ from denpex.errors import DenpexError
 from denpex.events import Match
 from denpex.hybrid.chat import ChatModel, LiteLLMChat, LLMUnavailable
 from denpex.hybrid.excerpt import build_excerpt, query_templates
-from denpex.hybrid.harvest import harvest, lexicon_matcher
+from denpex.hybrid.harvest import harvest, lexicon_matcher, rewindable, year_of
 from denpex.hybrid.llm_answer import AnswerError, Checked, check_answer, parse_answer
 from denpex.hybrid.prompt import PromptMaterial, PromptTooLarge, build_prompt, render
 from denpex.hybrid.redact import Redactor
@@ -41,7 +38,6 @@ from denpex.store.records import ExcerptLine, IncidentDraft, input_digests
 from denpex.store.store import IncidentStore, StoreError, open_store
 from denpex.timeline.order import OrderedTimeline
 
-SPOOL_IN_MEMORY = 64 * 1024 * 1024
 _RETRIEVAL_ERRORS = (DenpexError, OSError, RuntimeError, ImportError, ValueError)
 
 
@@ -113,19 +109,13 @@ class HybridPath:
         return twin
 
     def case(self, paths: list[str], stdin: BinaryIO | None) -> HybridCase:
-        return HybridCase(self, paths, _spooled(stdin) if stdin is not None else None)
-
-
-def _spooled(stdin: BinaryIO) -> BinaryIO:
-    """A rewindable copy of stdin, so the inputs can be read a second time."""
-    spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
-    shutil.copyfileobj(stdin, spool, 1024 * 1024)
-    spool.seek(0)
-    return spool  # type: ignore[return-value]
+        return HybridCase(self, paths, rewindable(stdin) if stdin is not None else None)
 
 
 @dataclass
 class Observation:
+    harvested: list[Match]
+    """The abnormal lines no signature matched, in input order."""
     excerpt: list[ExcerptLine]
     templates: list[str]
     digests: dict[str, str]
@@ -166,13 +156,17 @@ class HybridCase:
                 self.stdin,
                 skip={(m.event.source, m.event.line) for m in timeline.matches},
                 matcher=lexicon_matcher(),
-                year=_year_of(timeline),
+                year=year_of(timeline),
             )
             harvested, digests = found.matches, found.digests
         except (DenpexError, OSError) as error:
             warnings.append(f"inputs could not be read again for the incident store: {error}")
         excerpt = build_excerpt(timeline, harvested)
-        return Observation(excerpt, query_templates(excerpt), digests, warnings)
+        return Observation(harvested, excerpt, query_templates(excerpt), digests, warnings)
+
+    def abnormal(self, timeline: OrderedTimeline) -> list[Match]:
+        """The abnormal lines no signature matched (the gate's test of a healthy run)."""
+        return self.observe(timeline).harvested
 
     # the best-effort answer -----------------------------------------------------------------
 
@@ -306,13 +300,6 @@ class HybridCase:
                 update={"curation_id": None, "warnings": [*diagnosis.warnings, warning]}
             )
         return diagnosis
-
-
-def _year_of(timeline: OrderedTimeline) -> int | None:
-    for match in timeline.matches:
-        if match.event.time is not None and not match.event.time_inferred:
-            return time.gmtime(match.event.time).tm_year
-    return None
 
 
 def _distinct_classes(causes: list[RootCause]) -> list[RootCause]:

@@ -105,9 +105,11 @@ def test_a_failure_with_only_unmatched_lines_is_queued_as_unknown(tmp_path: Path
     path = HybridPath(HybridSettings(store_url=url), embedder=embedder)
     diagnosis = diagnose(case_inputs("exc-keyerror"), matcher=nothing, hybrid=path)
     assert diagnosis.status is Status.unknown
-    assert diagnosis.root_causes == []
     assert "No failure signature matched, but" in diagnosis.summary
-    assert "KeyError: 'label'" in diagnosis.summary
+    (unexplained,) = diagnosis.root_causes
+    assert unexplained.failure_class == "unknown"
+    assert any("KeyError: 'label'" in line.text for line in unexplained.evidence)
+    assert unexplained.originating_rank == 1  # only rank 1 printed an exception
     assert diagnosis.curation_id is not None
 
 
