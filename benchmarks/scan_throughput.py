@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -30,7 +31,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from denpex.ingest.reader import iter_chunks
-from denpex.match.library import load_library
+from denpex.match.library import CATALOG_SUFFIX, default_rules_dir, load_library
 from denpex.match.scan import Matcher
 
 GIB = 1024**3
@@ -177,7 +178,17 @@ class _Report:
     error = None
 
 
-def end_to_end(paths: list[str], repeat: int) -> tuple[float, int]:
+def hand_written_rules(target: Path) -> Path:
+    """A copy of the bundled library without the generated catalog families (`*_cat`): the
+    library as it was before catalogs, to measure what they cost in the same run."""
+    source = default_rules_dir()
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(f"*{CATALOG_SUFFIX}"))
+    return target
+
+
+def end_to_end(paths: list[str], repeat: int, rules: Path | None = None) -> tuple[float, int]:
     """Best wall time and the peak RSS (KiB) of `denpex diagnose` in a fresh process."""
     best, peak = float("inf"), 0
     for _ in range(repeat):
@@ -193,6 +204,7 @@ def end_to_end(paths: list[str], repeat: int) -> tuple[float, int]:
             "--format",
             "json",
             "--no-progress",
+            *(["--rules", str(rules)] if rules is not None else []),
         ]
         started = time.perf_counter()
         done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -214,6 +226,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/scan_throughput.json"))
+    parser.add_argument(
+        "--against-hand-written",
+        action="store_true",
+        help="also time diagnose with the library minus the generated *_cat families",
+    )
     args = parser.parse_args()
 
     print(f"generating {args.size_gib} GiB over {args.ranks} ranks in {args.dir} (cached) ...")
@@ -235,6 +252,11 @@ def main() -> None:
     grep = grep_seconds(files, keywords, args.repeat)
     scan_only, scan_with_reads = scanner_seconds(files, matcher, args.repeat)
     e2e, peak_kib = end_to_end([str(args.dir)], args.repeat)
+    hand_e2e = None
+    if args.against_hand_written:
+        hand = hand_written_rules(args.dir.parent / f"{args.dir.name}-rules-hand-written")
+        end_to_end([str(args.dir)], 1, hand)  # fills the compiled-database cache for it
+        hand_e2e, _ = end_to_end([str(args.dir)], args.repeat, hand)
     half = [str(p) for p in files[: len(files) // 2]]
     half_bytes = sum(Path(p).stat().st_size for p in half)
     _, half_peak_kib = end_to_end(half, 1)
@@ -248,6 +270,11 @@ def main() -> None:
     print(f"{'':32} {'seconds':>8} {'GB/s':>6} {'x grep':>7}")
     for name, seconds in rows:
         print(f"{name:32} {seconds:8.2f} {total / seconds / 1e9:6.2f} {seconds / grep:7.2f}")
+    if hand_e2e is not None:
+        print(
+            f"diagnose with the full library / without catalogs: {e2e:.2f} s / "
+            f"{hand_e2e:.2f} s = {e2e / hand_e2e:.2f}x"
+        )
     print(
         f"peak RSS of diagnose: {peak_kib / 1024:.0f} MiB on {total / GIB:.2f} GiB, "
         f"{half_peak_kib / 1024:.0f} MiB on {half_bytes / GIB:.2f} GiB"
@@ -260,6 +287,8 @@ def main() -> None:
         "keywords": len(literals),
         "seconds": dict(rows),
         "ratio_to_grep": {name: seconds / grep for name, seconds in rows},
+        "diagnose_without_catalogs_seconds": hand_e2e,
+        "catalog_cost_ratio": e2e / hand_e2e if hand_e2e else None,
         "peak_rss_mib": peak_kib / 1024,
         "peak_rss_half_input_mib": half_peak_kib / 1024,
     }

@@ -12,17 +12,19 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
+from importlib import resources
 from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+from typer._click.exceptions import UsageError  # typer vendors click; no public alias
 
 from denpex import __version__
 from denpex.errors import DenpexError
 from denpex.hybrid.cli import StoreOption, curate_app, hybrid_app
-from denpex.models import Diagnosis
+from denpex.models import Diagnosis, Status
 from denpex.pipeline import DiagnoseOptions, Hybrid, diagnose
 
 app = typer.Typer(
@@ -33,6 +35,34 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 stderr = Console(stderr=True, highlight=False)
+
+
+def _print_version(requested: bool) -> None:
+    if requested:
+        version_file = Path(str(resources.files("denpex.rules"))) / "VERSION"
+        rules_version = version_file.read_text(encoding="utf-8").strip()
+        sys.stdout.write(f"denpex {__version__} (rules {rules_version})\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _global_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="print the version and exit"
+        ),
+    ] = False,
+) -> None:
+    """Explain why a distributed training or inference run failed."""
+
+
+class FailOn(StrEnum):
+    """When `diagnose` exits 1, for CI jobs that gate on a diagnosis."""
+
+    never = "never"
+    found = "found"  # any status but no_failure: a failure was found, settled or not
+    confident = "confident"  # only a confident rules answer
 
 
 class OutputFormat(StrEnum):
@@ -137,7 +167,12 @@ def diagnose_command(
     rules: RulesOption = None,
     backend: BackendOption = "auto",
     threshold: Annotated[
-        float, typer.Option(help="confidence at or above which the rules answer is confident")
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="confidence (0-1) at or above which the rules answer is confident",
+        ),
     ] = 0.6,
     progress: Annotated[
         bool | None, typer.Option(help="progress bar on stderr (default: when it is a terminal)")
@@ -156,6 +191,10 @@ def diagnose_command(
     llm_timeout: Annotated[
         float | None, typer.Option(help="seconds to wait for the model [DENPEX_LLM_TIMEOUT]")
     ] = None,
+    fail_on: Annotated[
+        FailOn,
+        typer.Option(help="exit 1 when a failure is found, or only when the answer is confident"),
+    ] = FailOn.never,
 ) -> None:
     """Diagnose a failed run from its logs: ranked root causes with evidence and next steps.
 
@@ -185,6 +224,10 @@ def diagnose_command(
     except DenpexError as error:
         fail(str(error))
     sys.stdout.write(RENDERERS[output_format.value](diagnosis))
+    if (fail_on is FailOn.found and diagnosis.status is not Status.no_failure) or (
+        fail_on is FailOn.confident and diagnosis.status is Status.confident
+    ):
+        raise typer.Exit(1)
 
 
 @app.command("run")
@@ -250,7 +293,9 @@ def run_command_line(
 def serve_command(
     tenants: Annotated[
         Path,
-        typer.Option(help="JSON file mapping each tenant id to its signing secret"),
+        typer.Option(
+            help='JSON file: {"tenant": "secret"} or {"tenant": {"secret": ..., "features": [...]}}'
+        ),
     ],
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port to listen on")] = 8080,
@@ -261,21 +306,14 @@ def serve_command(
     import uvicorn
 
     from denpex.api.app import ApiSettings, create_app
+    from denpex.api.auth import tenants_from_config
 
     try:
-        secrets = json.loads(tenants.read_text(encoding="utf-8"))
+        configured = tenants_from_config(json.loads(tenants.read_text(encoding="utf-8")))
     except (OSError, ValueError) as error:
-        fail(f"{tenants}: cannot read tenants ({error})")
-    if (
-        not isinstance(secrets, dict)
-        or not secrets
-        or not all(
-            isinstance(k, str) and isinstance(v, str) and len(v) >= 16 for k, v in secrets.items()
-        )
-    ):
-        fail(f'{tenants}: expected {{"tenant": "secret of 16+ characters", ...}}')
+        fail(f"{tenants}: cannot use the tenants file ({error})")
     settings = ApiSettings(
-        tenants=secrets, rules_dir=rules, cache_dir=default_cache_dir() if cache else None
+        tenants=configured, rules_dir=rules, cache_dir=default_cache_dir() if cache else None
     )
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
 
@@ -421,7 +459,7 @@ def rules_lint_command(rules: RulesOption = None) -> None:
     """Schema, unique ids, taxonomy, both backends, pattern hygiene and every example."""
     from denpex.match.lint import lint
 
-    problems = lint(rules)
+    problems = lint(rules, default_cache_dir())
     for problem in problems:
         sys.stdout.write(f"{problem}\n")
     if problems:
@@ -437,13 +475,13 @@ def rules_test_command(rules: RulesOption = None) -> None:
     from denpex.match.lint import example_problems
 
     try:
-        library = load_library(rules)
+        library = load_library(rules, cache_dir=default_cache_dir())
     except DenpexError as error:
         fail(str(error))
     examples = sum(len(s.examples.match) + len(s.examples.no_match) for s in library.signatures)
     problems = []
     for backend in available_backends():
-        problems += example_problems(library, backend)
+        problems += example_problems(library, backend, default_cache_dir())
     for problem in problems:
         sys.stdout.write(f"{problem}\n")
     backends = ", ".join(available_backends())
@@ -454,6 +492,47 @@ def rules_test_command(rules: RulesOption = None) -> None:
     if problems:
         fail(summary, code=1)
     sys.stdout.write(summary + "\n")
+
+
+@rules_app.command("coverage")
+def rules_coverage_command(rules: RulesOption = None) -> None:
+    """Per emitter and release line: messages found in its source, mapped, kept as context,
+    excluded, and the signatures generated (from the catalogs' CATALOG.json files)."""
+    from rich.table import Table
+
+    from denpex.match.coverage import read_coverage
+
+    try:
+        emitters = read_coverage(rules)
+    except DenpexError as error:
+        fail(str(error))
+    if not emitters:
+        fail("no catalog in the signature library (no rules/*_cat/CATALOG.json)")
+    table = Table(title="catalog coverage", show_lines=False)
+    for column in ("emitter", "release", "ref", "found", "mapped", "context", "excluded"):
+        table.add_column(column, no_wrap=True, justify="right" if column == "found" else "left")
+    table.add_column("signatures", justify="right")
+    for emitter in emitters:
+        for row in [*emitter.releases, emitter.total]:
+            table.add_row(
+                emitter.emitter if row is emitter.releases[0] else "",
+                row.line,
+                row.ref[:12],
+                str(row.found),
+                f"{row.mapped} ({row.share(row.mapped)})",
+                str(row.context),
+                str(row.excluded),
+                str(row.signatures),
+            )
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=200)
+    console.print(table)
+    generated = sum(e.total.signatures for e in emitters)
+    sys.stdout.write(
+        f"{len(emitters)} emitter(s), {sum(e.total.found for e in emitters)} messages, "
+        f"{generated} generated signatures\n"
+    )
 
 
 @rules_app.command("list")
@@ -492,8 +571,18 @@ def rules_list_command(
 
 
 def main() -> None:
+    """Runs the app; a usage error is one line on stderr and exit code 2, like any other."""
     try:
-        app()
-    except KeyboardInterrupt:
+        code = app(standalone_mode=False)
+    except UsageError as error:
+        command = error.ctx.command_path if error.ctx is not None else "denpex"
+        stderr.print(
+            f"denpex: {error.format_message()} (see '{command} --help')",
+            markup=False,
+            soft_wrap=True,
+        )
+        sys.exit(2)
+    except (KeyboardInterrupt, typer.Abort):
         stderr.print("denpex: interrupted")
         sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -2,6 +2,8 @@
 
     DenpexError
     ├── InputError      input that cannot be used at all (the CLI exits 2 with one line)
+    │   ├── InputTooLarge   past a size limit (unpacked bytes)
+    │   └── InputTooSlow    past the time limit for reading it
     └── RulesError      a signature library that does not load, compile or validate
 
 Anything else escaping a stage is a bug in denpex, not in the input.
@@ -16,6 +18,14 @@ class DenpexError(Exception):
 
 class InputError(DenpexError):
     """The input cannot be used: missing path, unreadable file, nothing diagnosable."""
+
+
+class InputTooLarge(InputError):
+    """The input is past a size limit: an archive or compressed file unpacks to too much."""
+
+
+class InputTooSlow(InputError):
+    """Reading the input ran past the time limit a service set."""
 
 
 class RulesError(DenpexError):

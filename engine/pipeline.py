@@ -23,12 +23,13 @@ from denpex.hang.inputs import dump_files
 from denpex.hang.models import HangReport
 from denpex.hang.triage import HangOptions, triage_dumps
 from denpex.hybrid.harvest import rewindable, unexplained_lines
-from denpex.ingest.sources import Collector, iter_inputs
+from denpex.ingest.sources import Collector, InputLimits, iter_inputs
 from denpex.match.library import Library, load_library
 from denpex.match.scan import Matcher, ScannedInput
 from denpex.models import Diagnosis, InputSummary
 from denpex.reason.from_dumps import hang_hypotheses
 from denpex.reason.hypotheses import form_hypotheses
+from denpex.timeline.identity import world_size_from_ranks
 from denpex.timeline.order import OrderedTimeline, build_timeline
 from denpex.timeline.window import HOST_LOG_KINDS, HOST_LOG_LEAD_S, job_start, within_job
 
@@ -60,6 +61,8 @@ class DiagnoseOptions:
     confidence_threshold: float = 0.6
     cache_dir: Path | None = None
     """Where parsed signatures and compiled scanner databases are kept between runs."""
+    limits: InputLimits = field(default_factory=InputLimits)
+    """Bounds on reading the inputs (unpacked bytes, a deadline)."""
 
 
 @dataclass
@@ -87,8 +90,9 @@ def scan_inputs(
     matcher: Matcher,
     stdin: BinaryIO | None = None,
     progress: ProgressCallback | None = None,
+    limits: InputLimits | None = None,
 ) -> ScanResult:
-    collector = Collector([])
+    collector = Collector([], limits or InputLimits())
     result = ScanResult(warnings=collector.warnings)
     fallback_year: int | None = None
     for item in iter_inputs(paths, stdin, collector):
@@ -131,7 +135,7 @@ def diagnose(
         stdin = case.stdin
     elif stdin is not None:
         stdin = rewindable(stdin)  # the gate may ask for the lines no signature matched
-    scan = scan_inputs(paths, matcher, stdin, progress)
+    scan = scan_inputs(paths, matcher, stdin, progress, options.limits)
     abnormal = case.abnormal if case else unexplained_lines(paths, stdin, options.backend)
     return diagnose_scan(scan, matcher.library, options, started, case, abnormal)
 
@@ -145,7 +149,13 @@ def _hang_triage(
         return None
     known = {m.event.rank for m in timeline.matches if m.event.rank is not None}
     known |= {r for d in dumps if (r := rank_from_name(d.name)) is not None}
-    options = HangOptions(world_size=max(known) + 1 if known else None)
+    world_size = world_size_from_ranks(known)
+    if known and world_size is None:
+        warnings.append(
+            f"rank {max(known)} (from a file name or a line) is far past the other "
+            f"{len(known) - 1} rank(s) in evidence; the world size is left unknown"
+        )
+    options = HangOptions(world_size=world_size)
     try:
         report = triage_dumps(dumps, timeline.matches, options=options, rules_version=library.label)
     except DumpError as error:

@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import gzip
+import io
+import os
+import tarfile
+import threading
+import time
 from pathlib import Path
 
+import pytest
+
+from denpex.errors import InputError, InputTooLarge, InputTooSlow
+from denpex.ingest.sources import MAX_DIRECTORY_DEPTH, InputLimits
 from denpex.models import Status
 from tests.conftest import BAD_SAMPLE, diagnose_paths
 
@@ -59,3 +68,89 @@ def test_an_empty_file_is_an_input_with_no_lines(tmp_path: Path) -> None:
     diagnosis = diagnose_paths([str(tmp_path)])
     assert diagnosis.status is Status.no_failure
     assert diagnosis.inputs[0].lines == 0
+
+
+def test_a_pipe_inside_a_folder_is_skipped_not_waited_on(tmp_path: Path) -> None:
+    (tmp_path / "rank3.log").write_bytes(RANK3)
+    os.mkfifo(tmp_path / "rank0.log")  # nobody will ever write to it
+    diagnosis = diagnose_paths([str(tmp_path)])
+    assert diagnosis.root_causes[0].originating_rank == 3
+    assert any("rank0.log" in w and "not a regular file" in w for w in diagnosis.warnings)
+
+
+def test_a_pipe_named_on_the_command_line_is_read(tmp_path: Path) -> None:
+    pipe = tmp_path / "rank3.log"
+    os.mkfifo(pipe)
+    writer = threading.Thread(target=pipe.write_bytes, args=(RANK3,))
+    writer.start()
+    diagnosis = diagnose_paths([str(pipe)])
+    writer.join()
+    assert "IndexError" in diagnosis.root_causes[0].evidence[0].text
+
+
+def test_numbers_too_long_to_be_ranks_or_pids_are_not_read_as_ones(tmp_path: Path) -> None:
+    huge = b"9" * 5000
+    lines = [
+        b"[rank" + huge + b"]: RuntimeError: boom",
+        b"[default" + huge + b"]: RuntimeError: boom",
+        b"gpu-001:" + huge + b":77 [0] NCCL INFO comm 0x1 rank 0 nranks 2 - Init COMPLETE",
+        b"  Process " + huge + b" terminated with exit code 1",
+    ]
+    (tmp_path / "launcher.log").write_bytes(b"\n".join(lines) + b"\n")
+    (tmp_path / "rank3.log").write_bytes(RANK3)
+    diagnosis = diagnose_paths([str(tmp_path)])
+    assert diagnosis.root_causes[0].originating_rank == 3
+
+
+def test_a_folder_that_links_to_itself_ends_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "self").symlink_to(tmp_path)
+    with pytest.raises(InputError, match="a link to a folder"):
+        diagnose_paths([str(tmp_path)])
+
+
+def test_folders_deeper_than_the_limit_are_not_entered_and_that_is_said(tmp_path: Path) -> None:
+    (tmp_path / "rank3.log").write_bytes(RANK3)
+    deep = tmp_path.joinpath(*["d"] * (MAX_DIRECTORY_DEPTH + 5))
+    deep.mkdir(parents=True)
+    (deep / "rank0.log").write_bytes(RANK3)
+    diagnosis = diagnose_paths([str(tmp_path)])
+    assert diagnosis.root_causes[0].originating_rank == 3
+    assert any(f"deeper than {MAX_DIRECTORY_DEPTH}" in w for w in diagnosis.warnings)
+
+
+def _tar_gz(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+SMALL_CAP = InputLimits(max_unpacked_bytes=8 * 1024 * 1024)
+
+
+def test_a_gzip_bomb_stops_at_the_unpacked_cap_with_one_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "rank0.log.gz").write_bytes(gzip.compress(b"step 1 ok\n" * (8 * 1024 * 1024)))
+    with pytest.raises(InputTooLarge, match="unpack to more than 8388608 bytes"):
+        diagnose_paths([str(tmp_path)], limits=SMALL_CAP)
+
+
+def test_an_archive_nested_in_an_archive_counts_against_the_same_cap(tmp_path: Path) -> None:
+    inner = _tar_gz({"rank1.log": b"step 1 ok\n" * (2 * 1024 * 1024)})
+    (tmp_path / "job.tar.gz").write_bytes(_tar_gz({"inner.tar.gz": inner}))
+    with pytest.raises(InputTooLarge):
+        diagnose_paths([str(tmp_path / "job.tar.gz")], limits=SMALL_CAP)
+
+
+def test_archives_under_the_cap_are_read_whole(tmp_path: Path) -> None:
+    (tmp_path / "job.tar.gz").write_bytes(_tar_gz({"rank3.log": RANK3}))
+    diagnosis = diagnose_paths([str(tmp_path / "job.tar.gz")], limits=SMALL_CAP)
+    assert diagnosis.root_causes[0].originating_rank == 3
+
+
+def test_reading_past_the_deadline_stops_with_one_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "rank3.log").write_bytes(RANK3)
+    with pytest.raises(InputTooSlow, match="time limit"):
+        diagnose_paths([str(tmp_path)], limits=InputLimits(deadline=time.monotonic() - 1))

@@ -77,3 +77,25 @@ def test_schema_command_prints_the_published_schema() -> None:
     result = denpex("schema")
     assert result.returncode == 0
     assert json.loads(result.stdout)["title"] == "Diagnosis"
+
+
+def test_usage_errors_are_one_line_and_exit_2() -> None:
+    for args in (("diagnose", "--threshold", "5", "x"), ("diagnose", "--nope", "x"), ("nope",)):
+        result = denpex(*args)
+        assert result.returncode == 2, args
+        lines = result.stderr.decode().strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("denpex: "), lines
+
+
+def test_version_names_the_package_and_the_rules() -> None:
+    result = denpex("--version")
+    assert result.returncode == 0
+    version = (REPO / "rules" / "VERSION").read_text().strip()
+    assert result.stdout.decode().strip() == f"denpex 0.1.0 (rules {version})"
+
+
+def test_fail_on_found_gives_ci_an_exit_code(tmp_path: Path) -> None:
+    assert denpex("diagnose", str(BAD_SAMPLE), "--fail-on", "found").returncode == 1
+    healthy = REPO / "evals" / "corpus" / "inject-clean"
+    assert denpex("diagnose", str(healthy), "--fail-on", "found").returncode == 0
+    assert denpex("diagnose", str(BAD_SAMPLE)).returncode == 0

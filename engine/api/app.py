@@ -9,18 +9,25 @@ an archive (.tar, .tar.gz, .zip) or a gzip file, limited to `max_body_bytes`.
 from __future__ import annotations
 
 import io
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
-from fastapi.responses import JSONResponse
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from denpex import __version__
-from denpex.api.auth import AuthError, ReplayGuard, Verifier
-from denpex.errors import DenpexError
+from denpex.api.auth import AuthError, MemoryNonces, NonceLedger, NotAllowed, Tenant, Verifier
+from denpex.api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from denpex.api.metrics import ApiMetrics
+from denpex.errors import DenpexError, InputTooLarge, InputTooSlow
+from denpex.ingest.sources import InputLimits
 from denpex.match.library import load_library
 from denpex.match.scan import Matcher
 from denpex.models import Diagnosis
@@ -31,11 +38,15 @@ from denpex.schemas import diagnosis_schema
 
 @dataclass(frozen=True)
 class ApiSettings:
-    tenants: dict[str, str]
+    tenants: Mapping[str, Tenant]
     rules_dir: Path | None = None
     cache_dir: Path | None = None
     confidence_threshold: float = 0.6
     max_body_bytes: int = 256 * 1024 * 1024
+    max_unpacked_bytes: int = 2 * 1024**3
+    """What one request's archives and compressed files may unpack to."""
+    request_time_limit_s: float = 120.0
+    """How long reading one request's inputs may take."""
     max_skew_s: float = 300.0
 
 
@@ -44,7 +55,7 @@ class _State:
     settings: ApiSettings
     matcher: Matcher
     verifier: Verifier
-    replay: ReplayGuard
+    metrics: ApiMetrics = field(default_factory=ApiMetrics)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -52,53 +63,127 @@ def _state(request: Request) -> _State:
     return request.app.state.denpex
 
 
-async def _signed_body(request: Request) -> tuple[str, bytes]:
+async def _signed_body(request: Request) -> tuple[Tenant, bytes]:
+    """The tenant that signed the request, and its body. The headers are verified first, so a
+    stranger's body is never read; the body is then read up to the limit and checked against
+    its signed digest."""
     state = _state(request)
-    declared = request.headers.get("content-length")
-    if (
-        declared is not None
-        and declared.isdigit()
-        and int(declared) > state.settings.max_body_bytes
-    ):
-        raise HTTPException(413, f"body larger than {state.settings.max_body_bytes} bytes")
-    body = bytearray()
-    async for part in request.stream():
-        body.extend(part)
-        if len(body) > state.settings.max_body_bytes:
-            raise HTTPException(413, f"body larger than {state.settings.max_body_bytes} bytes")
+    limit = state.settings.max_body_bytes
     try:
-        tenant = state.verifier.tenant_of(
+        signed = state.verifier.authenticate(
             {k.lower(): v for k, v in request.headers.items()},
             request.method,
             request.url.path,
-            bytes(body),
-            state.replay,
+            request.url.query,
         )
     except AuthError as error:
         raise HTTPException(401, str(error)) from None
-    return tenant, bytes(body)
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and len(declared) < 20 and int(declared) > limit:
+        raise HTTPException(413, f"the body is larger than {limit} bytes")
+    body = bytearray()
+    async for part in request.stream():
+        body.extend(part)
+        if len(body) > limit:
+            raise HTTPException(413, f"the body is larger than {limit} bytes")
+    try:
+        signed.check_body(bytes(body))
+    except AuthError as error:
+        raise HTTPException(401, str(error)) from None
+    return signed.tenant, bytes(body)
 
 
-SignedBody = Annotated[tuple[str, bytes], Depends(_signed_body)]
+def _allow(tenant: Tenant, feature: str) -> None:
+    try:
+        tenant.require(feature)
+    except NotAllowed as refusal:
+        raise HTTPException(403, str(refusal)) from None
 
 
-def create_app(settings: ApiSettings) -> FastAPI:
+PROBLEM_TYPES = {
+    400: "bad-input",
+    401: "not-authenticated",
+    403: "not-in-plan",
+    404: "not-found",
+    405: "method-not-allowed",
+    413: "too-large",
+    422: "invalid-request",
+    503: "not-ready",
+}
+
+
+def _problem_response(status: int, detail: str) -> JSONResponse:
+    """An RFC 9457 problem document."""
+    kind = PROBLEM_TYPES.get(status, "error")
+    return JSONResponse(
+        {
+            "type": f"urn:denpex:problem:{kind}",
+            "title": HTTPStatus(status).phrase,
+            "status": status,
+            "detail": detail,
+        },
+        status_code=status,
+        media_type="application/problem+json",
+    )
+
+
+async def _problem(_request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, StarletteHTTPException)
+    return _problem_response(error.status_code, str(error.detail))
+
+
+async def _invalid_request(_request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, RequestValidationError)
+    first = error.errors()[0] if error.errors() else {}
+    where = ".".join(str(part) for part in first.get("loc", ()))
+    return _problem_response(422, f"{where}: {first.get('msg', 'invalid request')}")
+
+
+SignedBody = Annotated[tuple[Tenant, bytes], Depends(_signed_body)]
+
+
+def create_app(settings: ApiSettings, nonces: NonceLedger | None = None) -> FastAPI:
+    """The app; `nonces` is shared by replicas (the store's ledger), else kept in memory."""
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         library = load_library(settings.rules_dir, cache_dir=settings.cache_dir)
         app.state.denpex = _State(
             settings=settings,
             matcher=Matcher(library, "auto", settings.cache_dir),
-            verifier=Verifier(settings.tenants, settings.max_skew_s),
-            replay=ReplayGuard(settings.max_skew_s),
+            verifier=Verifier(settings.tenants, nonces or MemoryNonces(), settings.max_skew_s),
         )
         yield
 
     app = FastAPI(title="denpex", version=__version__, lifespan=lifespan)
+    app.add_exception_handler(StarletteHTTPException, _problem)
+    app.add_exception_handler(RequestValidationError, _invalid_request)
 
     @app.get("/healthz")
     def healthz(request: Request) -> dict[str, str]:
         return {"status": "ok", "rules_version": _state(request).matcher.library.label}
+
+    @app.get("/readyz")
+    def readyz(request: Request) -> JSONResponse:
+        """Ready once the signature library is compiled (the lifespan has finished)."""
+        state = getattr(request.app.state, "denpex", None)
+        if state is None:
+            return _problem_response(503, "the signature library is still loading")
+        return JSONResponse({"status": "ready", "rules_version": state.matcher.library.label})
+
+    @app.get("/metrics")
+    def metrics(request: Request) -> Response:
+        return Response(_state(request).metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
+
+    @app.middleware("http")
+    async def count_requests(request: Request, call_next: Any) -> Response:
+        response: Response = await call_next(request)
+        state = getattr(request.app.state, "denpex", None)
+        if state is not None:
+            route = request.scope.get("route")
+            template = getattr(route, "path", "unmatched")
+            state.metrics.requests.labels(template, str(response.status_code)).inc()
+        return response
 
     @app.get("/v1/schema")
     def schema() -> dict[str, Any]:
@@ -109,19 +194,31 @@ def create_app(settings: ApiSettings) -> FastAPI:
         request: Request, signed: SignedBody, render: str | None = None
     ) -> JSONResponse:
         tenant, body = signed
+        _allow(tenant, "diagnose")
         state = _state(request)
         options = DiagnoseOptions(
             confidence_threshold=state.settings.confidence_threshold,
             cache_dir=state.settings.cache_dir,
+            limits=InputLimits(
+                max_unpacked_bytes=state.settings.max_unpacked_bytes,
+                deadline=time.monotonic() + state.settings.request_time_limit_s,
+            ),
         )
+        started = time.perf_counter()
         try:
             diagnosis: Diagnosis = diagnose(
                 ["-"], options, matcher=state.matcher, stdin=io.BytesIO(body)
             )
+        except InputTooLarge as error:
+            raise HTTPException(413, str(error)) from None
+        except InputTooSlow as error:
+            raise HTTPException(503, str(error)) from None
         except DenpexError as error:
             raise HTTPException(400, str(error)) from None
+        state.metrics.diagnoses.labels(diagnosis.status.value).inc()
+        state.metrics.diagnosis_seconds.observe(time.perf_counter() - started)
         document: dict[str, Any] = {
-            "tenant": tenant,
+            "tenant": tenant.id,
             "diagnosis": diagnosis.model_dump(mode="json"),
         }
         if render == "slack":

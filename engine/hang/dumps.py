@@ -32,6 +32,7 @@ from denpex.errors import InputError
 from denpex.events import Attribution
 from denpex.hang.plain_pickle import PickleLimits, load_plain
 from denpex.ingest.attribution import attribution_from_path
+from denpex.ingest.numbers import identifier
 
 
 class DumpError(InputError):
@@ -161,7 +162,7 @@ def rank_from_name(name: str, who: Attribution | None = None) -> int | None:
             base = base[: -len(suffix)]
             break
     found = _TRAILING_NUMBER.search(base)
-    return int(found.group(1)) if found else None
+    return identifier(found.group(1)) if found else None
 
 
 def _normalise(name: str, raw: Any, form: Literal["pickle", "json"]) -> FrDump:

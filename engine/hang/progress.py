@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from denpex.hang.dumps import Collective, FrDump
+from denpex.timeline.identity import world_size_from_ranks
 
 NS_PER_S = 1_000_000_000
 
@@ -93,7 +94,18 @@ def expected_ranks(
                 stated.update(config.ranks)
     if stated:
         return tuple(sorted(stated)), "the default group's pg_config", []
-    top = max([c.rank for c in captures] + list(named))
+    named_ranks = {c.rank for c in captures} | set(named)
+    if world_size_from_ranks(named_ranks) is None:
+        return (
+            tuple(sorted(named_ranks)),
+            "the ranks the dumps' names state",
+            [
+                f"world size unknown: rank {max(named_ranks)} in a dump's name is far past the "
+                f"other {len(named_ranks) - 1} rank(s), so only the named ranks are expected "
+                "(pass --world-size)"
+            ],
+        )
+    top = max(named_ranks)
     notes = [
         f"world size unknown (Gloo dumps do not record group membership): ranks 0-{top} are "
         f"expected from the dumps' names; a missing rank above {top} would go unnoticed "

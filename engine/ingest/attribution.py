@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from denpex.events import Attribution
+from denpex.ingest.numbers import identifier
 
 # --- file names -----------------------------------------------------------------------------
 
@@ -44,15 +45,15 @@ def attribution_from_path(relative_path: str) -> Attribution:
     name = path.name
     rank = local_rank = None
     if torchrun := _TORCHRUN_LOG.search(posix):
-        local_rank = int(torchrun["local"])
+        local_rank = identifier(torchrun["local"])
     elif found := _LOCAL_RANK_IN_NAME.search(name):
-        local_rank = int(found["n"])
+        local_rank = identifier(found["n"])
     elif found := _RANK_IN_NAME.search(name) or _WORKER_IN_NAME.search(name):
-        rank = int(found["n"])
+        rank = identifier(found["n"])
     else:
         for part in reversed(path.parts[:-1]):
             if found := _RANK_IN_NAME.fullmatch(part) or _WORKER_IN_NAME.fullmatch(part):
-                rank = int(found["n"])
+                rank = identifier(found["n"])
                 break
     return Attribution(rank=rank, local_rank=local_rank, host=_host_from_dirs(path))
 
@@ -125,7 +126,7 @@ def split_prefixes(line: str, *, srun_labelled: bool = False) -> Prefixed:
         envelope_time = envelope["time"]
         position = envelope.end()
     if srun_labelled and (label := _SRUN_LABEL.match(line, position)):
-        rank = int(label["n"])
+        rank = identifier(label["n"])
         position = label.end()
     progressed = True
     while progressed:
@@ -135,17 +136,17 @@ def split_prefixes(line: str, *, srun_labelled: bool = False) -> Prefixed:
             if not found:
                 continue
             if kind == "rank":
-                rank = int(found["n"])
+                rank = identifier(found["n"])
             elif kind == "local_rank":
-                local_rank = int(found["n"])
+                local_rank = identifier(found["n"])
             elif kind == "nccl":
-                pid = int(found["pid"])
+                pid = identifier(found["pid"])
                 host = found["host"]
             elif kind == "worker":
-                pid = int(found["pid"])
+                pid = identifier(found["pid"])
                 host = found["ip"] or host
                 worker_rank = found["n"] or found["tp"]
-                rank = int(worker_rank) if worker_rank is not None else rank
+                rank = identifier(worker_rank) if worker_rank is not None else rank
             position = found.end()
             progressed = True
             break
@@ -178,7 +179,7 @@ _C10D_TAG_REACH = 120
 def rank_stated_by_c10d(message: str) -> int | None:
     """The global rank a c10d message names for the process that printed it, if any."""
     found = _C10D_RANK_TAG.search(message, 0, _C10D_TAG_REACH)
-    return int(found["n"]) if found else None
+    return identifier(found["n"]) if found else None
 
 
 def looks_srun_labelled(sample_lines: list[str]) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from denpex.events import Attribution, Event
 from denpex.ingest.attribution import Prefixed, rank_stated_by_c10d, split_prefixes
+from denpex.ingest.numbers import identifier
 from denpex.ingest.reader import Chunk
 from denpex.ingest.timestamps import NO_STAMP, Stamp, parse_stamp
 
@@ -172,7 +173,7 @@ def _spawned_process(data: bytes, header_start: int, context: SourceContext) -> 
     for previous in _previous_line_starts(data, header_start, 2):
         message = split(data[slice(*line_bounds(data, previous))], context).message
         if found := _SPAWN_HEADER.match(message):
-            return int(found["index"])
+            return identifier(found["index"])
         if message.strip():
             return None
     return None

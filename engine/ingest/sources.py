@@ -11,23 +11,25 @@ from __future__ import annotations
 import gzip
 import io
 import os
-import shutil
+import stat
 import tarfile
 import tempfile
+import time
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from denpex.errors import InputError
+from denpex.errors import InputError, InputTooLarge, InputTooSlow
 
 STDIN = "-"
 _SNIFF = 8192
 _MAX_NESTING = 2
 _MAX_MEMBERS = 100_000
+MAX_DIRECTORY_DEPTH = 64
 READ_ERRORS = (OSError, EOFError, zlib.error, tarfile.TarError, zipfile.BadZipFile)
 
 
@@ -39,16 +41,46 @@ class Input:
     relative: str
     size: int | None
     open: Callable[[], AbstractContextManager[BinaryIO]]
+    packed: bool = False
+    """Unpacked from an archive or a compressed file: its bytes count against the unpacked cap."""
+
+
+DEFAULT_MAX_UNPACKED_BYTES = 16 * 1024**3
+
+
+@dataclass(frozen=True)
+class InputLimits:
+    """Bounds on one diagnosis's reading. A compressed input can claim any size, so the bytes
+    unpacked from archives and compressed files are capped; a service also sets a deadline."""
+
+    max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES
+    deadline: float | None = None
+    """A `time.monotonic()` value past which reading stops with an `InputError`."""
 
 
 @dataclass
 class Collector:
-    """Warnings gathered while walking inputs; every skip or partial read is said here."""
+    """Warnings gathered while walking inputs; every skip or partial read is said here. It also
+    keeps the count of unpacked bytes against `limits`."""
 
     warnings: list[str]
+    limits: InputLimits = field(default_factory=InputLimits)
+    unpacked_bytes: int = 0
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
+
+    def account(self, name: str, size: int, packed: bool) -> None:
+        """Counts `size` bytes just read from `name`; raises InputError past a limit."""
+        if packed:
+            self.unpacked_bytes += size
+            if self.unpacked_bytes > self.limits.max_unpacked_bytes:
+                raise InputTooLarge(
+                    f"{name}: archives and compressed files unpack to more than "
+                    f"{self.limits.max_unpacked_bytes} bytes (the max_unpacked_bytes limit)"
+                )
+        if self.limits.deadline is not None and time.monotonic() > self.limits.deadline:
+            raise InputTooSlow(f"{name}: reading the inputs ran past the time limit")
 
 
 def _kind_of_header(header: bytes) -> str:
@@ -70,7 +102,22 @@ def safe_member_name(name: str) -> tuple[str, bool]:
 
 
 def iter_inputs(paths: list[str], stdin: BinaryIO | None, collector: Collector) -> Iterator[Input]:
-    """Every input under `paths`, in a stable order. Raises InputError for a missing path."""
+    """Every input under `paths`, in a stable order, each read within the collector's limits.
+    Raises InputError for a missing path and for an input past a limit."""
+    for found in _walk_inputs(paths, stdin, collector):
+        yield replace(found, open=_metered(found, collector))
+
+
+def _metered(found: Input, collector: Collector) -> Callable[[], AbstractContextManager[BinaryIO]]:
+    @contextmanager
+    def open_metered() -> Iterator[BinaryIO]:
+        with found.open() as stream:
+            yield _Metered(stream, found.name, found.packed, collector)  # type: ignore[misc]
+
+    return open_metered
+
+
+def _walk_inputs(paths: list[str], stdin: BinaryIO | None, collector: Collector) -> Iterator[Input]:
     for given in paths:
         if given == STDIN:
             if stdin is None:
@@ -78,26 +125,79 @@ def iter_inputs(paths: list[str], stdin: BinaryIO | None, collector: Collector) 
             yield from _from_stream("<stdin>", "", stdin, collector, depth=0)
             continue
         path = Path(given)
-        if not path.exists():
-            raise InputError(f"{given}: no such file or directory")
-        if path.is_dir():
+        try:
+            mode = path.stat().st_mode
+        except OSError as error:
+            raise InputError(f"{given}: {_no_such(error)}") from None
+        if stat.S_ISDIR(mode):
             yield from _from_directory(path, given, collector)
-        else:
+        elif stat.S_ISREG(mode):
             yield from _from_file(path, given, path.name, collector, depth=0)
+        else:
+            # A pipe named on the command line (`<(zcat job.log.gz)`) has a writer: read it once.
+            with path.open("rb") as stream:
+                yield from _from_stream(given, path.name, stream, collector, depth=0)
+
+
+def _no_such(error: OSError) -> str:
+    if isinstance(error, FileNotFoundError):
+        return "no such file or directory"
+    return f"cannot be read ({error.strerror or error})"
 
 
 def _from_directory(root: Path, shown: str, collector: Collector) -> Iterator[Input]:
-    for directory, subdirs, files in os.walk(root, followlinks=False):
-        subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
-        for file_name in sorted(files):
-            if file_name.startswith("."):
-                continue
-            path = Path(directory) / file_name
+    """Regular files under `root`, depth-first in name order. Links that leave `root`, links to
+    folders (which can loop), pipes, sockets and devices are skipped with a warning; folders
+    deeper than `MAX_DIRECTORY_DEPTH` are not entered."""
+    resolved_root = root.resolve()
+    pending: list[tuple[Path, int]] = [(root, 0)]
+    while pending:
+        directory, depth = pending.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = sorted(
+                    (e for e in listing if not e.name.startswith(".")), key=lambda e: e.name
+                )
+        except OSError as error:
+            collector.warn(
+                f"{_shown(shown, root, directory)}: skipped, cannot be listed "
+                f"({error.strerror or error})"
+            )
+            continue
+        subfolders: list[Path] = []
+        for entry in entries:
+            path = Path(entry.path)
             relative = path.relative_to(root).as_posix()
-            if path.is_symlink() and not path.resolve().is_relative_to(root.resolve()):
-                collector.warn(f"{shown}/{relative}: skipped, a link that leaves {shown}")
+            where = f"{shown.rstrip('/')}/{relative}"
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    subfolders.append(path)
+                    continue
+                if entry.is_symlink() and not path.resolve().is_relative_to(resolved_root):
+                    collector.warn(f"{where}: skipped, a link that leaves {shown}")
+                    continue
+                mode = entry.stat().st_mode
+            except (OSError, RuntimeError) as error:  # RuntimeError: a link loop in resolve()
+                collector.warn(f"{where}: skipped, cannot be read ({error})")
                 continue
-            yield from _from_file(path, f"{shown.rstrip('/')}/{relative}", relative, collector, 0)
+            if stat.S_ISDIR(mode):
+                collector.warn(f"{where}: skipped, a link to a folder")
+            elif not stat.S_ISREG(mode):
+                collector.warn(f"{where}: skipped, not a regular file (a pipe, socket or device)")
+            else:
+                yield from _from_file(path, where, relative, collector, 0)
+        if subfolders and depth + 1 > MAX_DIRECTORY_DEPTH:
+            collector.warn(
+                f"{_shown(shown, root, directory)}: folders below it skipped, deeper than "
+                f"{MAX_DIRECTORY_DEPTH} levels"
+            )
+            continue
+        pending.extend((folder, depth + 1) for folder in reversed(subfolders))
+
+
+def _shown(shown: str, root: Path, directory: Path) -> str:
+    relative = directory.relative_to(root).as_posix()
+    return shown if relative == "." else f"{shown.rstrip('/')}/{relative}"
 
 
 def _from_file(
@@ -125,7 +225,9 @@ def _from_stream(
     # A stream cannot be rewound, so spool it; the spool moves to disk past 64 MiB.
     with tempfile.SpooledTemporaryFile(max_size=64 * 1024 * 1024) as spool:
         try:
-            shutil.copyfileobj(stream, spool, 1024 * 1024)
+            while block := stream.read(1024 * 1024):
+                collector.account(shown, len(block), packed=depth > 0)
+                spool.write(block)
         except READ_ERRORS as error:
             collector.warn(f"{shown}: read stopped early ({error})")
         size = spool.tell()
@@ -138,7 +240,7 @@ def _from_stream(
             yield spool  # type: ignore[misc]  # the spool outlives each reader
 
         if kind == "plain":
-            yield Input(shown, relative, size, reopen)
+            yield Input(shown, relative, size, reopen, packed=depth > 0)
         elif kind == "zip":
             yield from _from_zip(reopen, shown, collector, depth)
         else:
@@ -184,7 +286,7 @@ def _gzip_log(
         with opener() as raw:
             yield gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[misc]
 
-    yield Input(shown, relative.removesuffix(".gz"), None, open_gzip)
+    yield Input(shown, relative.removesuffix(".gz"), None, open_gzip, packed=True)
 
 
 def _tar_members(
@@ -216,7 +318,9 @@ def _tar_members(
             if _kind_of_header(head) != "plain":
                 yield from _nested(member_shown, name, body, collector, depth)
                 continue
-            yield Input(member_shown, name, member.size, lambda body=body: nullcontext(body))
+            yield Input(
+                member_shown, name, member.size, lambda body=body: nullcontext(body), packed=True
+            )
     except READ_ERRORS as error:
         collector.warn(f"{shown}: archive is damaged or truncated after {read} members ({error})")
 
@@ -260,6 +364,7 @@ def _from_zip(
                     name,
                     info.file_size,
                     lambda info=info: archive.open(info),  # type: ignore[misc]
+                    packed=True,
                 )
 
 
@@ -281,6 +386,29 @@ class Rejoined(io.RawIOBase):
             head, self._head = self._head[:size], self._head[size:]
             return head
         return self._rest.read(size)
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class _Metered(io.RawIOBase):
+    """A stream whose reads are counted against the collector's limits."""
+
+    def __init__(self, stream: BinaryIO, name: str, packed: bool, collector: Collector) -> None:
+        self._stream = stream
+        self._name = name
+        self._packed = packed
+        self._collector = collector
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:  # type: ignore[override]
+        data = self._stream.read(size)
+        self._collector.account(self._name, len(data), self._packed)
+        return data
 
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
         data = self.read(len(buffer))

@@ -17,6 +17,7 @@ import json
 import os
 import platform
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,7 +66,16 @@ class HyperscanScanner:
         self._database = _load_database(cached) or _compile(patterns)
         if cached is not None and not cached.exists():
             _save_database(self._database, cached)
-        self._scratch = hyperscan.Scratch(self._database)
+        # A scratch space serves one scan at a time: each thread (the API's worker pool scans
+        # concurrently) gets its own clone, made once.
+        self._prototype = hyperscan.Scratch(self._database)
+        self._per_thread = threading.local()
+
+    def _scratch(self) -> object:
+        scratch = getattr(self._per_thread, "scratch", None)
+        if scratch is None:
+            scratch = self._per_thread.scratch = self._prototype.clone()
+        return scratch
 
     def candidate_lines(self, buffer: bytes) -> LineStarts:
         found: LineStarts = {}
@@ -82,7 +92,7 @@ class HyperscanScanner:
             found.setdefault(pattern, []).append(start)
             return None
 
-        self._database.scan(buffer, match_event_handler=on_match, scratch=self._scratch)
+        self._database.scan(buffer, match_event_handler=on_match, scratch=self._scratch())
         return found
 
 

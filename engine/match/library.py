@@ -70,8 +70,17 @@ def _read_version(rules_dir: Path) -> str:
     return version_file.read_text(encoding="utf-8").strip()
 
 
-def signature_files(rules_dir: Path) -> list[Path]:
-    return sorted(p for p in rules_dir.glob("*/*.yaml") if not p.name.startswith("."))
+CATALOG_SUFFIX = "_cat"
+"""Families generated from emitters' source (catalogs/) end in this suffix."""
+
+
+def signature_files(rules_dir: Path, include_catalogs: bool = True) -> list[Path]:
+    return sorted(
+        p
+        for p in rules_dir.glob("*/*.yaml")
+        if not p.name.startswith(".")
+        and (include_catalogs or not p.parent.name.endswith(CATALOG_SUFFIX))
+    )
 
 
 def load_signature(path: Path, rules_dir: Path) -> Signature:
@@ -147,14 +156,16 @@ def load_library(
     *,
     include_experimental: bool = True,
     cache_dir: Path | None = None,
+    include_catalogs: bool = True,
 ) -> Library:
     """The library in `rules_dir` (default: bundled). With `cache_dir`, validated signatures
-    are kept there under the library's digest, so later loads skip parsing YAML."""
+    are kept there under the library's digest, so later loads skip parsing YAML. Without
+    `include_catalogs`, only the hand-written families are loaded."""
     rules_dir = rules_dir or default_rules_dir()
     if not rules_dir.is_dir():
         raise RulesError(f"rules directory {rules_dir} does not exist")
     version = _read_version(rules_dir)
-    files = signature_files(rules_dir)
+    files = signature_files(rules_dir, include_catalogs)
     digest = _digest(rules_dir, version, files)
     signatures = _cached(cache_dir, digest)
     if signatures is None:

@@ -25,7 +25,7 @@ from denpex.match.library import (
     signature_files,
 )
 from denpex.match.scan import Matcher
-from denpex.match.signature import Role, Signature
+from denpex.match.signature import MatchExample, Role, Signature
 
 # Names a template may use besides the captures: who the evidence is about, and the culprit
 # inference's outputs.
@@ -89,9 +89,27 @@ def _pattern_problems(signature: Signature) -> list[Problem]:
                     "contains; list them under keywords",
                 )
             )
-        for backend in available_backends():
+    return problems
+
+
+def _compile_problems(signatures: list[Signature]) -> list[Problem]:
+    """Every pattern in every backend: all at once, and one by one only when that fails, to
+    name the patterns a backend refuses."""
+    problems: list[Problem] = []
+    specs = [
+        (f"{s.id} pattern {i}", PatternSpec(p.regex, p.caseless, ()))
+        for s in signatures
+        for i, p in enumerate(s.patterns)
+    ]
+    for backend in available_backends():
+        try:
+            make_scanner([spec for _, spec in specs], backend)
+            continue
+        except RulesError:
+            pass
+        for where, spec in specs:
             try:
-                make_scanner([PatternSpec(pattern.regex, pattern.caseless, ())], backend)
+                make_scanner([spec], backend)
             except RulesError as error:
                 problems.append(Problem(where, f"{backend} backend: {error}"))
     return problems
@@ -132,65 +150,80 @@ def _keyword_problems(signature: Signature) -> list[Problem]:
     return problems
 
 
-def example_problems(library: Library, backend: str) -> list[Problem]:
-    """Every example of every signature, run through the whole library in one backend."""
-    matcher = Matcher(library, backend)
-    problems: list[Problem] = []
+def example_problems(
+    library: Library, backend: str, cache_dir: Path | None = None
+) -> list[Problem]:
+    """Every example of every signature, run through the whole library in one backend.
+
+    All examples go through the scanner in one batch (`Matcher.scan_texts`), so checking
+    thousands of signatures costs a few passes, not one scan per example."""
+    matcher = Matcher(library, backend, cache_dir)
+    owners: list[tuple[Signature, MatchExample | None]] = []
+    texts: list[str] = []
     for signature in library.signatures:
         for example in signature.examples.match:
-            all_hits = matcher.scan_text(example.line, keep_all=True)
-            mine = [m for m in all_hits if m.signature.id == signature.id]
-            where = f"{signature.id} [{backend}]"
-            if not mine:
-                problems.append(Problem(where, f"match example not matched: {example.line[:90]!r}"))
-                continue
-            for name, expected in example.captures.items():
-                got = mine[0].captures.get(name)
-                if got != expected:
-                    problems.append(
-                        Problem(
-                            where,
-                            f"capture {name}={got!r}, expected "
-                            f"{expected!r} in {example.line[:60]!r}",
-                        )
-                    )
-            winners = {m.signature.id for m in matcher.scan_text(example.line)}
-            if signature.id not in winners:
+            owners.append((signature, example))
+            texts.append(example.line)
+        for line in signature.examples.no_match:
+            owners.append((signature, None))
+            texts.append(line)
+    every = matcher.scan_texts(texts, keep_all=True)
+    winning = matcher.scan_texts(texts)
+    problems: list[Problem] = []
+    for (signature, example), text, all_hits, winners in zip(
+        owners, texts, every, winning, strict=True
+    ):
+        where = f"{signature.id} [{backend}]"
+        mine = [m for m in all_hits if m.signature.id == signature.id]
+        if example is None:
+            if mine:
+                problems.append(Problem(where, f"no_match example matched: {text[:90]!r}"))
+            continue
+        if not mine:
+            problems.append(Problem(where, f"match example not matched: {text[:90]!r}"))
+            continue
+        for name, expected in example.captures.items():
+            got = mine[0].captures.get(name)
+            if got != expected:
                 problems.append(
                     Problem(
                         where,
-                        f"example is claimed by higher-priority "
-                        f"{sorted(winners)}: {example.line[:70]!r}",
+                        f"capture {name}={got!r}, expected {expected!r} in {text[:60]!r}",
                     )
                 )
-        for line in signature.examples.no_match:
-            if any(m.signature.id == signature.id for m in matcher.scan_text(line, keep_all=True)):
-                problems.append(
-                    Problem(
-                        f"{signature.id} [{backend}]", f"no_match example matched: {line[:90]!r}"
-                    )
+        winner_ids = {m.signature.id for m in winners}
+        if signature.id not in winner_ids:
+            problems.append(
+                Problem(
+                    where,
+                    f"example is claimed by higher-priority {sorted(winner_ids)}: {text[:70]!r}",
                 )
+            )
     return problems
 
 
-def lint(rules_dir: Path | None = None) -> list[Problem]:
+def lint(rules_dir: Path | None = None, cache_dir: Path | None = None) -> list[Problem]:
+    """With `cache_dir`, the parsed library and compiled databases are taken from (and kept
+    in) the cache under the library's digest, as a diagnosis does."""
     rules_dir = rules_dir or default_rules_dir()
     problems: list[Problem] = []
-    signatures: list[Signature] = []
-    for path in signature_files(rules_dir):
-        try:
-            signatures.append(load_signature(path, rules_dir))
-        except RulesError as error:
-            problems.append(Problem(str(path.relative_to(rules_dir)), str(error)))
-    if problems:
+    try:
+        library = load_library(rules_dir, cache_dir=cache_dir)
+    except RulesError:
+        for path in signature_files(rules_dir):  # name every file that does not load
+            try:
+                load_signature(path, rules_dir)
+            except RulesError as error:
+                problems.append(Problem(str(path.relative_to(rules_dir)), str(error)))
         return problems  # examples cannot run against a library that does not load
+    signatures = list(library.signatures)
     for signature in signatures:
         problems += _pattern_problems(signature)
         problems += _template_problems(signature)
         problems += _keyword_problems(signature)
+    problems += _compile_problems(signatures)
     if problems:
         return problems
-    library = load_library(rules_dir)
     for backend in available_backends():
-        problems += example_problems(library, backend)
+        problems += example_problems(library, backend, cache_dir)
     return problems

@@ -10,6 +10,7 @@ per signature, source and emitter the first and last few are kept and the rest o
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -21,6 +22,7 @@ from denpex.events import Attribution, Event, Match
 from denpex.ingest.attribution import attribution_from_path, looks_srun_labelled, split_prefixes
 from denpex.ingest.kinds import BINARY, FR_DUMP, kind_of
 from denpex.ingest.lines import SourceContext, build_event, decode, line_bounds, stamp_of_line
+from denpex.ingest.numbers import identifier
 from denpex.ingest.reader import Chunk, ReadReport, iter_chunks
 from denpex.ingest.sources import READ_ERRORS, Input, Rejoined
 from denpex.ingest.timestamps import parse_stamp
@@ -212,6 +214,32 @@ class Matcher:
             for match in self._matches_in(chunk, context, group, keep_all)
         ]
 
+    def scan_texts(self, texts: list[str], *, keep_all: bool = False) -> list[list[Match]]:
+        """`scan_text` of each text, with one scanner pass over all of them (rule examples by
+        the thousand): candidate lines are found in the joined texts, then confirmed on each
+        text alone, so each text's matches are exactly what `scan_text` gives."""
+        encoded = [text.encode() for text in texts]
+        offsets: list[int] = []
+        position = 0
+        for data in encoded:
+            offsets.append(position)
+            position += len(data) + 1
+        joined = b"\n".join(encoded)
+        who = attribution_from_path("<text>")
+        found: list[list[Match]] = [[] for _ in texts]
+        for group in (self._abnormal, self._context):
+            per_text: dict[int, dict[int, list[int]]] = {}
+            for pattern_index, starts in group.scanner.candidate_lines(joined).items():
+                for start in starts:
+                    index = bisect_right(offsets, start) - 1
+                    line_start = start - offsets[index]
+                    per_text.setdefault(index, {}).setdefault(line_start, []).append(pattern_index)
+            for index, by_line in sorted(per_text.items()):
+                context = SourceContext(name="<text>", who=who, default_year=2000)
+                chunk = Chunk(encoded[index], 0, 1, 0)
+                found[index].extend(self._confirm(chunk, context, group, by_line, keep_all))
+        return found
+
     def _matches_in(
         self,
         chunk: Chunk,
@@ -229,6 +257,17 @@ class Matcher:
                 fresh = fresh[:CONTEXT_PER_WINDOW] + fresh[-CONTEXT_PER_WINDOW:]
             for start in fresh:
                 by_line.setdefault(start, []).append(pattern_index)
+        return self._confirm(chunk, context, group, by_line, keep_all)
+
+    def _confirm(
+        self,
+        chunk: Chunk,
+        context: SourceContext,
+        group: _PatternGroup,
+        by_line: dict[int, list[int]],
+        keep_all: bool,
+    ) -> Iterator[Match]:
+        """Matches on the candidate lines (line start -> pattern indexes), confirmed by `re`."""
         data = chunk.data
         counted_to, line_number = 0, chunk.first_line
         for start in sorted(by_line):
@@ -314,7 +353,7 @@ def _context_windows(head: Chunk, last: Chunk) -> list[Chunk]:
 
 
 def _int_or_none(text: str | None) -> int | None:
-    return int(text) if text is not None and text.isdigit() else None
+    return identifier(text)
 
 
 def _about(event: Event, captures: dict[str, str]) -> Event:
@@ -385,4 +424,4 @@ def _nearby_captures(
 
 def _first_year(head: bytes) -> int | None:
     found = _YEAR.search(head)
-    return int(found.group(1)) if found else None
+    return identifier(found.group(1)) if found else None

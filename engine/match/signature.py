@@ -33,13 +33,16 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+NEARBY_MAX_LINES = 20
+
+
 class NearbyPattern(_Strict):
     """A pattern tried on the few lines before or after a match, to add captures that a record
     spreads over several lines (the torchelastic failure summary prints rank, host and exit code
     on lines of their own). It adds captures; it never decides whether the signature matches."""
 
     regex: str
-    within: int = Field(3, ge=1, le=20)
+    within: int = Field(3, ge=1, le=NEARBY_MAX_LINES)
     direction: Literal["after", "before"] = "after"
 
 
@@ -77,6 +80,28 @@ class Pattern(_Strict):
 class MatchExample(_Strict):
     line: str
     captures: dict[str, str] = Field(default_factory=dict)
+    rendered: bool = Field(
+        False,
+        description="rendered from the emitter's format string; a line copied from a real log "
+        "has no flag",
+    )
+
+
+class SourceRef(_Strict):
+    """Where a generated signature's message is printed, in the newest release that prints it."""
+
+    file: str
+    line: int = Field(ge=1)
+    format: str = Field(description="the format string exactly as in the source")
+
+
+UNCLEAR_PRIOR = 0.35
+"""A prior at or below this says the class is unclear: the match may feed a best effort but
+does not settle a diagnosis."""
+
+HAND_WRITTEN_MIN_PRIORITY = 10
+"""Hand-written signatures have priority >= 10; catalog ones stay below, so on a line both
+match, the hand-written one fires."""
 
 
 def _as_example(value: Any) -> Any:
@@ -117,6 +142,14 @@ class Signature(_Strict):
     references: list[str] = Field(min_length=1)
     examples: Examples
     clock_anchor: ClockAnchor | None = None
+    origin: Literal["catalog"] | None = Field(
+        None, description="catalog: generated from the emitter's source; absent: hand-written"
+    )
+    emitter: str | None = Field(None, description="the program that prints the message")
+    releases: str | None = Field(
+        None, description='release lines that print it, e.g. ">=2.18,<=2.27" or "==2.21"'
+    )
+    source: SourceRef | None = None
     locates_origin: bool = Field(
         True,
         description="false when the rank that prints the line is not where the failure began "
@@ -127,12 +160,37 @@ class Signature(_Strict):
     def family(self) -> str:
         return self.id.split(".", 1)[0]
 
+    @property
+    def generated(self) -> bool:
+        return self.origin == "catalog"
+
+    @property
+    def tentative(self) -> bool:
+        """Generated from an emitter's source with an unclear class: it never outranks a
+        hand-written signature's finding."""
+        return self.generated and self.confidence <= UNCLEAR_PRIOR
+
     @field_validator("failure_class")
     @classmethod
     def _in_taxonomy(cls, value: str | None) -> str | None:
         if value is not None and value not in classes():
             raise ValueError(f"{value!r} is not a failure class in the taxonomy")
         return value
+
+    @model_validator(mode="after")
+    def _origin_fields(self) -> Signature:
+        if self.origin == "catalog":
+            if self.emitter is None or self.source is None:
+                raise ValueError("a catalog signature names its emitter and source")
+            if self.priority >= HAND_WRITTEN_MIN_PRIORITY:
+                raise ValueError(
+                    f"a catalog signature's priority stays below {HAND_WRITTEN_MIN_PRIORITY}"
+                )
+        elif self.priority < HAND_WRITTEN_MIN_PRIORITY:
+            raise ValueError(
+                f"a hand-written signature's priority is {HAND_WRITTEN_MIN_PRIORITY} or more"
+            )
+        return self
 
     @model_validator(mode="after")
     def _category_matches_class(self) -> Signature:

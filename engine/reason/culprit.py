@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from denpex.events import Match
+from denpex.ingest.numbers import identifier
 from denpex.match.signature import Role
 
 _WAITING_CLASSES = frozenset({"collective_timeout"})
@@ -119,7 +120,8 @@ def _named(symptoms: list[Match]) -> Culprit | None:
     suspects: set[int] = set()
     for match in naming:
         for name in NAMED_SUSPECTS:
-            suspects |= {int(n) for n in _RANK_LIST.findall(match.captures.get(name, ""))}
+            stated = (identifier(t) for t in _RANK_LIST.findall(match.captures.get(name, "")))
+            suspects |= {n for n in stated if n is not None}
     waiting = {m.event.rank for m in naming if m.event.rank is not None} - suspects
     first = naming[0]
     return Culprit(
@@ -154,10 +156,10 @@ def _first_symptom_class(
 def _from_timeouts(timeouts: list[Match], seen: set[int]) -> Culprit:
     lowest_seq: dict[int, int] = {}
     for match in timeouts:
-        rank, seq = match.event.rank, match.captures.get("seq")
-        if rank is None or seq is None or not seq.isdigit():
+        rank, seq = match.event.rank, identifier(match.captures.get("seq"))
+        if rank is None or seq is None or seq < 0:
             continue
-        lowest_seq[rank] = min(int(seq), lowest_seq.get(rank, int(seq)))
+        lowest_seq[rank] = min(seq, lowest_seq.get(rank, seq))
     waiting = {m.event.rank for m in timeouts if m.event.rank is not None}
     common_seq = None
     behind: set[int] = set()

@@ -22,6 +22,7 @@ from itertools import pairwise
 
 from denpex.events import Attribution, Match
 from denpex.hang.models import Candidate, CulpritKind, HangReport
+from denpex.ingest.numbers import identifier
 from denpex.match.signature import Role
 from denpex.reason.hypothesis import Hypothesis
 
@@ -39,12 +40,12 @@ def step_intervals(matches: Sequence[Match]) -> list[float]:
     """Seconds between consecutive step markers of each rank, in step order."""
     by_emitter: dict[tuple[str, int | None], dict[int, float]] = defaultdict(dict)
     for match in matches:
-        step = match.captures.get("step")
-        if match.signature.clock_anchor is None or step is None or not step.isdigit():
+        step = identifier(match.captures.get("step"))
+        if match.signature.clock_anchor is None or step is None:
             continue
         if match.event.time is None or match.event.time_inferred:
             continue
-        by_emitter[(match.event.source, match.event.rank)][int(step)] = match.event.time
+        by_emitter[(match.event.source, match.event.rank)][step] = match.event.time
     intervals: list[float] = []
     for times in by_emitter.values():
         steps = sorted(times)

@@ -15,6 +15,8 @@ instead of becoming roots of their own. The ranking follows what a careful inves
 4. A root cause that appears only well after the symptoms cannot have caused them (a hung rank
    is SIGKILLed by its launcher half a minute after its peers time out); the culprit the
    symptoms point at then ranks first.
+5. A root cause resting only on tentative signatures (generated from an emitter's source with
+   an unclear class) ranks below every other root cause, however early it came.
 """
 
 from __future__ import annotations
@@ -149,7 +151,13 @@ def _rank(hypotheses: list[Hypothesis]) -> list[Hypothesis]:
         ties = [h for h in timed if _time(h) - leader_time <= TIE_WINDOW_S]
         ranked.extend(sorted(ties, key=lambda h: -h.prior))
         timed = [h for h in timed if h not in ties]
-    return _promote_scheduler([*ranked, *untimed])
+    ordered = [*ranked, *untimed]
+    settled = [h for h in ordered if not _tentative(h)]
+    return _promote_scheduler([*settled, *(h for h in ordered if h not in settled)])
+
+
+def _tentative(hypothesis: Hypothesis) -> bool:
+    return bool(hypothesis.roots) and all(m.signature.tentative for m in hypothesis.roots)
 
 
 def _time(hypothesis: Hypothesis) -> float:

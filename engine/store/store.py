@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -18,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, func, select
+from sqlalchemy import Engine, create_engine, event, func, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload
@@ -74,7 +75,7 @@ def open_store(url: str) -> IncidentStore:
     try:
         path = sqlite_path(url)
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(path)
         engine = create_engine(_with_installed_driver(url), pool_pre_ping=True)
     except (ArgumentError, ValueError, OSError) as error:
         raise StoreError(f"cannot use store {_safe(url)}: {error}") from None
@@ -83,6 +84,14 @@ def open_store(url: str) -> IncidentStore:
     store = IncidentStore(engine)
     store.migrate()
     return store
+
+
+def _create_private(path: Path) -> None:
+    """Creates the SQLite file (and its folder) readable by its owner only: incidents hold log
+    lines. SQLite's journal and WAL files take the database file's mode."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    descriptor = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+    os.close(descriptor)
 
 
 def _safe(url: str) -> str:
@@ -115,6 +124,9 @@ def combined_digest(inputs: Iterable[InputDigest]) -> str:
     return hasher.hexdigest()
 
 
+_MIGRATION_LOCK = 0x64656E706578  # "denpex": one advisory lock id for schema migrations
+
+
 class IncidentStore:
     """All reads and writes of incidents. One instance per process and database."""
 
@@ -137,6 +149,12 @@ class IncidentStore:
         )
         try:
             with self.engine.begin() as connection:
+                if connection.dialect.name == "postgresql":
+                    # Replicas and processes opening a fresh database at once take turns:
+                    # concurrent CREATE TABLEs deadlock. The lock ends with the transaction.
+                    connection.execute(
+                        text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK}
+                    )
                 config.attributes["connection"] = connection
                 command.upgrade(config, "head")
         except SQLAlchemyError as error:

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from denpex.events import Match
+from denpex.ingest.numbers import identifier
 
 # Ranks of a synchronous job finish the same step within milliseconds of each other; this floor
 # keeps the reported uncertainty honest when the anchors agree perfectly.
@@ -47,10 +48,10 @@ def anchor_key(match: Match) -> tuple[str, float] | None:
         return None
     moment = event.time
     if anchor.minus_ms is not None:
-        elapsed = match.captures.get(anchor.minus_ms)
-        if elapsed is None or not elapsed.isdigit():
+        elapsed = identifier(match.captures.get(anchor.minus_ms))
+        if elapsed is None or elapsed < 0:
             return None
-        moment -= int(elapsed) / 1000.0
+        moment -= elapsed / 1000.0
     return f"{match.signature.id}:{key}", moment
 
 

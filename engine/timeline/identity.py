@@ -95,3 +95,21 @@ def resolve_ranks(matches: list[Match]) -> tuple[list[Match], list[str]]:
             match = match.with_event(replace(match.event, who=filled))
         resolved.append(match)
     return resolved, notes
+
+
+MAX_WORLD_SIZE = 1 << 20
+"""Past every job that exists; a larger 'world' comes from a number in a name, not a job."""
+SPARSEST_EVIDENCE = 64
+"""How many ranks may lie unseen for each rank in evidence before the highest is doubted."""
+
+
+def world_size_from_ranks(ranks: set[int]) -> int | None:
+    """The world size the ranks in evidence imply (the highest plus one), or None when the
+    highest is implausible: past `MAX_WORLD_SIZE`, or so far above the others that it more likely
+    comes from a number in a file name (`fr_dump_30000000`) than from a job that large."""
+    if not ranks:
+        return None
+    highest = max(ranks)
+    if highest >= MAX_WORLD_SIZE or highest + 1 > SPARSEST_EVIDENCE * len(ranks):
+        return None
+    return highest + 1

@@ -10,12 +10,17 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from httpx import Response
 
 from denpex.api.app import ApiSettings, create_app
-from denpex.api.auth import sign
+from denpex.api.auth import signed_headers, tenants_from_config
 from tests.conftest import BAD_SAMPLE
 
 SECRETS = {"acme": "acme-secret-0123456789", "globex": "globex-secret-0123456789"}
+TENANTS = {
+    **tenants_from_config(SECRETS),
+    **tenants_from_config({"hooli": {"secret": "hooli-secret-0123456789", "features": ["hang"]}}),
+}
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +28,7 @@ def client() -> Iterator[TestClient]:
     import os
 
     settings = ApiSettings(
-        tenants=SECRETS,
+        tenants=TENANTS,
         cache_dir=Path(os.environ["DENPEX_CACHE_DIR"]),
         max_body_bytes=4 * 1024 * 1024,
     )
@@ -43,16 +48,27 @@ def _headers(
     tenant: str = "acme",
     secret: str | None = None,
     timestamp: float | None = None,
-    path: str = "/v1/diagnoses",
+    query: str = "",
+    nonce: str | None = None,
 ) -> dict[str, str]:
-    stamp = str(int(time.time() if timestamp is None else timestamp))
-    signature = sign(secret or SECRETS[tenant], tenant, stamp, "POST", path, body)
-    return {"X-Denpex-Tenant": tenant, "X-Denpex-Timestamp": stamp, "X-Denpex-Signature": signature}
+    secret = secret or (TENANTS[tenant].secret if tenant in TENANTS else "no-such-secret-000000")
+    return signed_headers(
+        secret, tenant, "POST", "/v1/diagnoses", body, query, now=timestamp, nonce=nonce
+    )
+
+
+def _problem(response: Response, status: int) -> str:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    document = response.json()
+    assert document["status"] == status and document["type"].startswith("urn:denpex:problem:")
+    return document["detail"]
 
 
 def test_a_signed_bundle_is_diagnosed_for_its_tenant(client: TestClient) -> None:
     body = _bundle()
-    response = client.post("/v1/diagnoses?render=slack", content=body, headers=_headers(body))
+    headers = _headers(body, query="render=slack")
+    response = client.post("/v1/diagnoses?render=slack", content=body, headers=headers)
     assert response.status_code == 200, response.text
     document = response.json()
     assert document["tenant"] == "acme"
@@ -60,17 +76,28 @@ def test_a_signed_bundle_is_diagnosed_for_its_tenant(client: TestClient) -> None
     assert '"type": "header"' in document["rendered"]
 
 
+def test_two_different_requests_in_the_same_second_are_both_served(client: TestClient) -> None:
+    now = time.time()
+    for text in (b"[rank1]: RuntimeError: first\n", b"[rank1]: RuntimeError: second\n"):
+        response = client.post("/v1/diagnoses", content=text, headers=_headers(text, timestamp=now))
+        assert response.status_code == 200, response.text
+
+
 @pytest.mark.parametrize(
     ("tamper", "reason"),
     [
-        (lambda b, h: (b + b"\n", h), "signature does not match"),
-        (lambda b, h: (b, {**h, "X-Denpex-Tenant": "globex"}), "signature does not match"),
-        (lambda b, h: (b, {**h, "X-Denpex-Tenant": "initech"}), "unknown"),
+        (lambda b, h: (b + b"\n", h), "does not match its signed digest"),
+        (lambda b, h: (b, {**h, "X-Denpex-Tenant": "globex"}), "not signed by a known tenant"),
+        (lambda b, h: (b, {**h, "X-Denpex-Tenant": "initech"}), "not signed by a known tenant"),
+        (lambda b, h: (b, _headers(b, tenant="initech")), "not signed by a known tenant"),
         (lambda b, h: (b, _headers(b, timestamp=time.time() - 3600)), "away from the server"),
-        (lambda b, h: (b, _headers(b, secret="guessed-secret-000000")), "does not match"),
+        (lambda b, h: (b, {**h, "X-Denpex-Timestamp": "nan"}), "integer Unix seconds"),
+        (lambda b, h: (b, {**h, "X-Denpex-Timestamp": "1e99"}), "integer Unix seconds"),
+        (lambda b, h: (b, {**h, "X-Denpex-Nonce": "short"}), "X-Denpex-Nonce"),
+        (lambda b, h: (b, _headers(b, secret="guessed-secret-000000")), "not signed by a known"),
         (
             lambda b, h: (b, {k: v for k, v in h.items() if k != "X-Denpex-Signature"}),
-            "does not match",
+            "not signed by a known tenant",
         ),
     ],
 )
@@ -80,8 +107,13 @@ def test_unsigned_tampered_or_stale_requests_are_refused(
     body = b"[rank1]: RuntimeError: boom\n"
     sent_body, headers = tamper(body, _headers(body))
     response = client.post("/v1/diagnoses", content=sent_body, headers=headers)
-    assert response.status_code == 401
-    assert reason in response.json()["detail"]
+    assert reason in _problem(response, 401)
+
+
+def test_the_query_is_signed_so_a_rendering_cannot_be_added_in_transit(client: TestClient) -> None:
+    body = b"[rank1]: RuntimeError: boom\n"
+    response = client.post("/v1/diagnoses?render=markdown", content=body, headers=_headers(body))
+    assert "not signed by a known tenant" in _problem(response, 401)
 
 
 def test_a_replayed_request_is_refused(client: TestClient) -> None:
@@ -89,7 +121,45 @@ def test_a_replayed_request_is_refused(client: TestClient) -> None:
     headers = _headers(body)
     assert client.post("/v1/diagnoses", content=body, headers=headers).status_code == 200
     second = client.post("/v1/diagnoses", content=body, headers=headers)
-    assert second.status_code == 401 and "already used" in second.json()["detail"]
+    assert "already used" in _problem(second, 401)
+
+
+def test_a_tenant_whose_plan_lacks_diagnoses_gets_a_clear_403(client: TestClient) -> None:
+    body = b"[rank1]: RuntimeError: boom\n"
+    response = client.post("/v1/diagnoses", content=body, headers=_headers(body, tenant="hooli"))
+    assert "does not include diagnose" in _problem(response, 403)
+
+
+def test_a_strangers_body_is_never_read(client: TestClient) -> None:
+    reads = 0
+    sent: list[dict[str, object]] = []
+
+    async def receive() -> dict[str, object]:
+        nonlocal reads
+        reads += 1  # an endless body: reading it at all would show here
+        return {"type": "http.request", "body": b"x" * 65536, "more_body": True}
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    headers = _headers(b"anything", tenant="initech")
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/v1/diagnoses",
+        "raw_path": b"/v1/diagnoses",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+        "client": ("127.0.0.1", 50000),
+        "server": ("testserver", 80),
+    }
+    client.portal.call(client.app, scope, receive, send)
+    assert sent[0]["status"] == 401
+    assert reads == 0
 
 
 def test_an_oversized_body_is_refused_before_it_is_read_whole(client: TestClient) -> None:
@@ -117,3 +187,17 @@ def test_a_log_that_asks_for_actions_gets_only_a_diagnosis(client: TestClient) -
 
 def test_health_names_the_library_version(client: TestClient) -> None:
     assert client.get("/healthz").json()["rules_version"].startswith("0.")
+
+
+def test_readiness_and_metrics_are_served_without_signature(client: TestClient) -> None:
+    assert client.get("/readyz").json()["status"] == "ready"
+    body = b"[rank1]: RuntimeError: counted\n"
+    client.post("/v1/diagnoses", content=body, headers=_headers(body))
+    exposition = client.get("/metrics").text
+    assert 'denpex_http_requests_total{route="/v1/diagnoses",status="200"}' in exposition
+    assert "denpex_diagnosis_seconds_count" in exposition
+    assert 'denpex_diagnoses_total{status="unknown"}' in exposition
+
+
+def test_an_unknown_route_is_a_problem_document(client: TestClient) -> None:
+    assert "Not Found" in _problem(client.get("/v1/nothing-here"), 404)

@@ -52,3 +52,18 @@ def test_no_root_cause_fires_on_a_healthy_run(path: Path, matcher: Matcher) -> N
 @pytest.mark.parametrize("path", HEALTHY_INPUTS, ids=lambda p: p.name)
 def test_a_healthy_run_is_diagnosed_as_no_failure(path: Path) -> None:
     assert diagnose_paths([str(path)]).status is Status.no_failure
+
+
+@pytest.mark.parametrize("path", HEALTHY_INPUTS, ids=lambda p: p.name)
+def test_no_catalog_signature_reports_a_failure_on_a_healthy_run(
+    path: Path, matcher: Matcher
+) -> None:
+    """Signatures generated from emitters' source (catalogs/) are many and generic: on a
+    healthy run none of them may report a root cause or a symptom."""
+    scan = scan_inputs([str(path)], matcher)
+    fired = sorted(
+        f"{m.signature_id} at {m.event.source}:{m.event.line}: {m.event.text[:100]}"
+        for m in scan.matches
+        if m.signature.generated and m.role is not Role.context
+    )
+    assert fired == []

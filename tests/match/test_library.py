@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,14 +14,17 @@ from denpex.match.lint import example_problems, lint
 from denpex.match.scan import Matcher
 from tests.conftest import EXAMPLES
 
+# The session's scratch cache (tests/conftest.py): compiled databases are built once, as for a user.
+CACHE = Path(os.environ["DENPEX_CACHE_DIR"])
+
 
 def test_the_library_is_lint_clean() -> None:
-    assert [str(p) for p in lint()] == []
+    assert [str(p) for p in lint(cache_dir=CACHE)] == []
 
 
 @pytest.mark.parametrize("backend", available_backends())
 def test_every_example_behaves_in_each_backend(library: Library, backend: str) -> None:
-    assert [str(p) for p in example_problems(library, backend)] == []
+    assert [str(p) for p in example_problems(library, backend, CACHE)] == []
 
 
 def test_hyperscan_is_available_here() -> None:
@@ -35,14 +39,32 @@ def _match_keys(matcher: Matcher, text: str) -> list[tuple[str, int, tuple]]:
     ]
 
 
+def _batch_keys(matcher: Matcher, texts: list[str]) -> list[list[tuple[str, int, tuple]]]:
+    return [
+        [(m.signature.id, m.event.line, tuple(sorted(m.captures.items()))) for m in found]
+        for found in matcher.scan_texts(texts, keep_all=True)
+    ]
+
+
 def test_backends_agree_on_every_example_line_and_every_example_log(library: Library) -> None:
-    hyperscan, regex = Matcher(library, "hyperscan"), Matcher(library, "re")
-    texts = [e.line for s in library.signatures for e in s.examples.match]
-    texts += [line for s in library.signatures for line in s.examples.no_match]
-    texts += [p.read_text(errors="replace") for p in EXAMPLES.rglob("*.log")]
-    assert texts
-    for text in texts:
-        assert _match_keys(hyperscan, text) == _match_keys(regex, text), text[:80]
+    hyperscan, regex = Matcher(library, "hyperscan", CACHE), Matcher(library, "re")
+    lines = [e.line for s in library.signatures for e in s.examples.match]
+    lines += [line for s in library.signatures for line in s.examples.no_match]
+    assert lines
+    for line, by_hyperscan, by_re in zip(
+        lines, _batch_keys(hyperscan, lines), _batch_keys(regex, lines), strict=True
+    ):
+        assert by_hyperscan == by_re, line[:80]
+    for path in EXAMPLES.rglob("*.log"):
+        text = path.read_text(errors="replace")
+        assert _match_keys(hyperscan, text) == _match_keys(regex, text), path.name
+
+
+def test_a_batch_of_texts_gives_what_each_text_gives_alone(library: Library) -> None:
+    matcher = Matcher(library, "re")
+    texts = [e.line for s in library.signatures[:60] for e in s.examples.match]
+    texts += [p.read_text(errors="replace") for p in sorted(EXAMPLES.rglob("*.log"))[:3]]
+    assert _batch_keys(matcher, texts) == [_match_keys(matcher, text) for text in texts]
 
 
 def test_the_library_records_a_version_and_a_content_digest(library: Library) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,22 @@ def postgres_store() -> Iterator[IncidentStore]:
         yield store
     finally:
         store.close()
+        with admin.begin() as connection:
+            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+@contextmanager
+def fresh_postgres_schema() -> Iterator[str]:
+    """The URL of a new, empty schema in the local PostgreSQL, dropped afterwards."""
+    _postgres_or_skip()
+    schema = f"denpex_test_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(POSTGRES_URL)
+    with admin.begin() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield f"{POSTGRES_URL}?options=-csearch_path%3D{schema}"
+    finally:
         with admin.begin() as connection:
             connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         admin.dispose()

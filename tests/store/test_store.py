@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -121,6 +123,15 @@ def test_reopening_a_store_keeps_its_incidents(tmp_path: Path, confident) -> Non
     again.close()
 
 
+def test_a_new_sqlite_store_is_readable_by_its_owner_only(tmp_path: Path, confident) -> None:
+    path = tmp_path / "private" / "incidents.db"
+    store = open_store(store_url(str(path)))
+    store.add(draft_of(confident))
+    store.close()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
 def test_a_plain_path_is_a_sqlite_file_and_urls_pass_through(tmp_path: Path) -> None:
     url = store_url(str(tmp_path / "x.db"))
     assert url.startswith("sqlite:///") and sqlite_path(url) == tmp_path / "x.db"
@@ -138,3 +149,36 @@ def test_an_unreachable_database_is_one_clear_error() -> None:
 def test_an_unusable_url_is_one_clear_error() -> None:
     with pytest.raises(StoreError, match="cannot use store"):
         open_store("nosuchdialect://x/y")
+
+
+@pytest.mark.postgres
+def test_eight_processes_opening_a_fresh_postgres_schema_at_once_all_succeed(confident) -> None:
+    from concurrent.futures import ProcessPoolExecutor
+
+    from tests.store.conftest import fresh_postgres_schema
+
+    with fresh_postgres_schema() as url:
+        with ProcessPoolExecutor(max_workers=8) as pool:
+            list(pool.map(_warm, range(8)))  # imports done, so the opens below coincide
+            start = time.time() + 2
+            outcomes = list(pool.map(_open, [url] * 8, [start] * 8))
+        assert outcomes == ["ok"] * 8
+        store = open_store(url)
+        try:
+            store.add(draft_of(confident))
+            assert store.count() == 1
+        finally:
+            store.close()
+
+
+def _warm(_: int) -> None:
+    import denpex.store.store  # noqa: F401
+
+
+def _open(url: str, start: float) -> str:
+    time.sleep(max(0.0, start - time.time()))
+    try:
+        open_store(url).close()
+    except StoreError as error:
+        return str(error)
+    return "ok"

@@ -1,0 +1,131 @@
+"""Load on `denpex serve`: concurrent signed clients over loopback, errors, throughput, latency.
+
+    .venv/bin/python benchmarks/api_load.py [--requests 200] [--concurrency 8 32]
+
+Starts `denpex serve` on 127.0.0.1 (a free port, a temporary tenants file, the incident store
+off) and, for each concurrency level, sends `--requests` signed `POST /v1/diagnoses` requests
+from that many client threads: a mix of the bundled example as a .tar.gz (a confident,
+4-rank diagnosis) and a single-line log. Reports errors (anything but 200), requests per second
+and p50/p99 latency, and, as the reference measured in the same run, the same requests sent
+one at a time (concurrency 1). Loopback only; every loop is bounded in count and time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+from denpex.api.auth import signed_headers
+
+REPO = Path(__file__).resolve().parents[1]
+TENANT, SECRET = "bench", "bench-secret-0123456789"
+PATH = "/v1/diagnoses"
+
+
+def _bundle() -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        archive.add(REPO / "examples" / "torchrun-bad-sample", arcname="job")
+    return buffer.getvalue()
+
+
+BODIES = [
+    _bundle(),
+    b"[rank2]: RuntimeError: CUDA error: an illegal memory access was encountered\n",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _serve(port: int, tenants: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "DENPEX_STORE": "off"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "denpex", "serve", "--tenants", str(tenants), "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    server.kill()
+    raise SystemExit("the server did not become ready within 120 s")
+
+
+def _one(client: httpx.Client, index: int) -> tuple[int, float]:
+    body = BODIES[index % len(BODIES)]
+    started = time.perf_counter()
+    try:
+        response = client.post(
+            PATH, content=body, headers=signed_headers(SECRET, TENANT, "POST", PATH, body)
+        )
+        status = response.status_code
+    except httpx.HTTPError:
+        status = -1
+    return status, time.perf_counter() - started
+
+
+def _level(base: str, requests: int, concurrency: int) -> dict[str, float]:
+    limits = httpx.Limits(max_connections=concurrency)
+    with httpx.Client(base_url=base, timeout=120, limits=limits) as client:
+        started = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            results = list(pool.map(lambda i: _one(client, i), range(requests)))
+        wall = time.perf_counter() - started
+    latencies = sorted(seconds for _, seconds in results)
+    return {
+        "concurrency": concurrency,
+        "requests": requests,
+        "errors": sum(1 for status, _ in results if status != 200),
+        "requests_per_s": round(requests / wall, 2),
+        "p50_ms": round(1000 * statistics.median(latencies), 1),
+        "p99_ms": round(1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[8, 32])
+    args = parser.parse_args()
+    port = _free_port()
+    with tempfile.TemporaryDirectory() as scratch:
+        tenants = Path(scratch) / "tenants.json"
+        tenants.write_text(json.dumps({TENANT: SECRET}))
+        server = _serve(port, tenants)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            rows = [_level(base, min(args.requests, 50), 1)]
+            rows += [_level(base, args.requests, level) for level in args.concurrency]
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    reference = rows[0]["requests_per_s"]
+    for row in rows:
+        row["x_sequential_throughput"] = round(row["requests_per_s"] / reference, 2)
+        print(json.dumps(row))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+from catalogs.core.cli import main
+
+main()

@@ -1,0 +1,304 @@
+"""From the messages of every pinned release to signatures and accounting.
+
+Consumes the messages `extract.py` found per release line, the emitter's source.yaml and its
+reviewed mapping, and the hand-written library; produces a `Catalog`: one entry per distinct
+message with its disposition (mapped / context / excluded, with the reason), and one signature
+per distinct pattern, carrying the release range that prints it and an example rendered from
+its own format string. A message a hand-written signature already matches is mapped to that
+signature and generates nothing: hand-written signatures stay the ones that fire.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping as MappingType
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from catalogs.core.mapping import Decision, Mapping
+from catalogs.core.message import Message
+from catalogs.core.pattern import Converted, Placeholder, Unsafe, compile_problems, convert
+from catalogs.core.render import render_line, render_message, value_rules
+from catalogs.core.source import SourceSpec
+from denpex.match.scan import Matcher
+from denpex.taxonomy import classes
+
+CATALOG_PRIORITY = 5
+"""Every generated signature's priority: below every hand-written one (those are >= 10)."""
+
+MAX_TITLE = 110
+
+
+@dataclass
+class Entry:
+    """One distinct message (format text and style) across the release lines that print it."""
+
+    text: str
+    style: str
+    level: str
+    function: str
+    where: dict[str, tuple[str, int]] = field(default_factory=dict)
+    """release line -> (file, line)"""
+    disposition: str = "excluded"
+    reason: str | None = None
+    decision: Decision | None = None
+    converted: Converted | None = None
+    signature: str | None = None
+    """the generated signature's id, or the hand-written one that already matches it"""
+    rendered: str | None = None
+    captures: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.text, self.style)
+
+    def latest(self, lines: Sequence[str]) -> tuple[str, str, int]:
+        line = next(name for name in reversed(lines) if name in self.where)
+        return (line, *self.where[line])
+
+    def message(self, lines: Sequence[str], emitter: str) -> Message:
+        release, file, number = self.latest(lines)
+        return Message(
+            emitter,
+            release,
+            self.text,
+            self.style,
+            file,
+            number,
+            self.level,
+            self.function,  # type: ignore[arg-type]
+        )
+
+
+@dataclass
+class Catalog:
+    emitter: str
+    family: str
+    lines: list[str]
+    refs: dict[str, str]
+    entries: list[Entry]
+    signatures: list[dict[str, Any]]
+
+
+def merge_releases(found: MappingType[str, Sequence[Message]], lines: Sequence[str]) -> list[Entry]:
+    """Distinct messages with where each release prints them (the first call site per line)."""
+    entries: dict[tuple[str, str], Entry] = {}
+    for line in lines:
+        for message in sorted(found.get(line, ()), key=lambda m: (m.file, m.line, m.text)):
+            entry = entries.setdefault(
+                (message.text, message.style),
+                Entry(message.text, message.style, message.level, message.function),
+            )
+            entry.where.setdefault(line, (message.file, message.line))
+            entry.level, entry.function = message.level, message.function or entry.function
+    return sorted(entries.values(), key=lambda e: e.key)
+
+
+def release_range(present: Sequence[str], lines: Sequence[str]) -> str:
+    """The release lines that print a message, as ranges over the pinned lines (oldest first):
+    ">=2.18,<=2.27", "==2.21", or runs joined by " || " when a line in between dropped it."""
+    runs: list[list[str]] = []
+    previous = -2
+    for index, line in enumerate(lines):
+        if line not in present:
+            continue
+        if index == previous + 1 and runs:
+            runs[-1].append(line)
+        else:
+            runs.append([line])
+        previous = index
+    return " || ".join(
+        f"=={run[0]}" if len(run) == 1 else f">={run[0]},<={run[-1]}" for run in runs
+    )
+
+
+def _slug(converted: Converted) -> str:
+    literal = " ".join(p for p in converted.pieces if isinstance(p, str))
+    words = re.findall(r"[a-z0-9]+", literal.lower())
+    slug = "_".join(words)[:40].strip("_") or "message"
+    digest = hashlib.sha1(converted.regex.encode()).hexdigest()[:6]
+    return f"{slug}_{digest}"
+
+
+def _title(display: str, converted: Converted) -> str:
+    parts: list[str] = []
+    for piece in converted.pieces:
+        if isinstance(piece, str):
+            parts.append(piece.replace("{", "(").replace("}", ")"))
+        else:
+            parts.append(f"{{{piece.name}}}" if piece.name else "…")
+    text = re.sub(r"\s+", " ", "".join(parts)).strip()
+    text = re.sub(r"…(?:\W{0,2}…)+", "…", text)
+    if len(text) > MAX_TITLE:
+        cut = text[:MAX_TITLE]
+        if cut.count("{") != cut.count("}"):
+            cut = cut[: cut.rfind("{")]
+        text = cut.rstrip() + "…"
+    return f"{display}: {text}"
+
+
+def classify(entries: list[Entry], spec: SourceSpec, mapping: Mapping) -> None:
+    """Disposition, pattern and rendered example of every entry, in place."""
+    rules = value_rules([value.model_dump() for value in spec.render])
+    for entry in entries:
+        message = entry.message(spec.line_names(), spec.emitter)
+        decision = mapping.decide(message)
+        entry.decision = decision
+        entry.disposition = decision.disposition
+        entry.reason = decision.reason
+        if decision.disposition != "mapped":
+            continue
+        try:
+            entry.converted = convert(
+                entry.text,
+                entry.style,  # type: ignore[arg-type]
+                spec.captures,
+                spec.captures_after,
+                spec.anchor_for(entry.level),
+            )
+        except Unsafe as unsafe:
+            entry.disposition, entry.reason = "excluded", str(unsafe)
+            continue
+        text, values = render_message(entry.converted.line, rules)
+        entry.captures = {k: v for k, v in values.items() if k in entry.converted.captures}
+        entry.rendered = render_line(
+            spec.template_for(message.level), message, text, spec.file_prefix
+        )
+        found = re.search(entry.converted.regex, entry.rendered, re.ASCII)
+        if found is None or any(found.group(k) != v for k, v in entry.captures.items()):
+            entry.disposition = "excluded"
+            entry.reason = "generator: the pattern does not match its own rendered line"
+    problems = compile_problems(sorted({e.converted.regex for e in entries if _live(e)}))
+    for entry in entries:
+        if _live(entry) and entry.converted.regex in problems:  # type: ignore[union-attr]
+            entry.disposition = "excluded"
+            entry.reason = problems[entry.converted.regex]  # type: ignore[union-attr]
+
+
+def _live(entry: Entry) -> bool:
+    return entry.disposition == "mapped" and entry.converted is not None and not entry.signature
+
+
+def mark_hand_written(entries: list[Entry], hand: Matcher | None) -> None:
+    """Entries whose rendered line a hand-written signature already claims map to it."""
+    if hand is None:
+        return
+    for entry in entries:
+        if not _live(entry) or entry.rendered is None:
+            continue
+        winners = sorted({m.signature.id for m in hand.scan_text(entry.rendered)})
+        if winners:
+            entry.signature = winners[0]
+            entry.reason = f"covered by hand-written {', '.join(winners)}"
+
+
+def build_signatures(
+    entries: list[Entry], spec: SourceSpec, mapping: Mapping, refs: MappingType[str, str]
+) -> list[dict[str, Any]]:
+    """One signature per distinct pattern; entries learn their signature's id."""
+    lines = spec.line_names()
+    groups: dict[str, list[Entry]] = {}
+    for entry in entries:
+        if _live(entry):
+            groups.setdefault(entry.converted.regex, []).append(entry)  # type: ignore[union-attr]
+    ordered = sorted(groups.items(), key=lambda item: _slug(item[1][0].converted))  # type: ignore[arg-type]
+    rendered = [members[0].rendered or "" for _, members in ordered]
+    signatures: list[dict[str, Any]] = []
+    display = mapping.display or spec.emitter
+    for index, (regex, members) in enumerate(ordered):
+        first = members[0]
+        converted = first.converted
+        decision = first.decision
+        assert converted is not None and decision is not None and decision.failure_class
+        sig_id = f"{mapping.family}.{_slug(converted)}"
+        for member in members:
+            member.signature = sig_id
+        present = {line for member in members for line in member.where}
+        release, file, number = first.latest(lines)
+        compiled = re.compile(regex, re.ASCII)
+        neighbours = [
+            text
+            for text in rendered[index + 1 :] + rendered[:index]
+            if text and not compiled.search(text)
+        ]
+        example: dict[str, Any] = {"line": first.rendered}
+        if first.captures:
+            example["captures"] = dict(sorted(first.captures.items()))
+        example["rendered"] = True
+        source_link = _link(spec.repo, refs.get(release, ""), file, number)
+        where = f"{file} ({first.function})" if first.function else file
+        signatures.append(
+            {
+                "id": sig_id,
+                "title": _title(display, converted),
+                "status": "test",
+                "origin": "catalog",
+                "emitter": spec.emitter,
+                "releases": release_range(sorted(present), lines),
+                "failure_class": decision.failure_class,
+                "category": str(classes()[decision.failure_class].category),
+                "role": str(decision.role),
+                "confidence": decision.confidence,
+                "priority": CATALOG_PRIORITY,
+                "patterns": [{"regex": regex}],
+                "meaning": decision.meaning
+                or (
+                    f"{display} logs this {first.level} from {where} when that code path "
+                    f"fails; the class comes from the reviewed mapping ({decision.rule})."
+                ),
+                "caveat": decision.caveat,
+                "next_steps": list(decision.next_steps) if str(decision.role) != "context" else [],
+                "owner": str(decision.owner),
+                "references": sorted(
+                    {*mapping.references, *([source_link] if source_link else [])}
+                ),
+                "source": {"file": file, "line": number, "format": first.text},
+                "examples": {
+                    "match": [example],
+                    "no_match": [neighbours[0] if neighbours else _fallback(spec, first, lines)],
+                },
+            }
+        )
+    return signatures
+
+
+def _fallback(spec: SourceSpec, entry: Entry, lines: Sequence[str]) -> str:
+    """With no neighbouring message to contrast, the prefix alone: a line the emitter prints
+    with an empty message."""
+    message = entry.message(lines, spec.emitter)
+    return render_line(spec.template_for(message.level), message, "", spec.file_prefix).rstrip()
+
+
+def _link(repo: str, ref: str, file: str, line: int) -> str | None:
+    if repo.startswith("https://github.com/") and ref:
+        return f"{repo.rstrip('/')}/blob/{ref}/{file}#L{line}"
+    return None
+
+
+def release_counts(catalog: Catalog) -> list[dict[str, Any]]:
+    """Per release line: messages found, mapped, kept as context, excluded; signatures."""
+    by_id = {s["id"]: s for s in catalog.signatures}
+    rows = []
+    for line in catalog.lines:
+        present = [e for e in catalog.entries if line in e.where]
+        generated = {
+            e.signature for e in present if e.signature in by_id and e.disposition == "mapped"
+        }
+        rows.append(
+            {
+                "line": line,
+                "ref": catalog.refs.get(line, ""),
+                "found": len(present),
+                "mapped": sum(e.disposition == "mapped" for e in present),
+                "context": sum(e.disposition == "context" for e in present),
+                "excluded": sum(e.disposition == "excluded" for e in present),
+                "signatures": len(generated),
+            }
+        )
+    return rows
+
+
+def placeholder_names(converted: Converted) -> list[str]:
+    return [p.name for p in converted.pieces if isinstance(p, Placeholder) and p.name]

@@ -1,0 +1,417 @@
+"""Format string -> signature pattern: literal text stays literal, placeholders become captures.
+
+Consumes one message's format text and style (`printf`, `fmt`/`brace`, `fstring`, `literal`);
+produces a `Converted` pattern (regex, the parsed pieces, the capture names) or raises `Unsafe`
+with the reason the message cannot be matched safely (too generic, no stable literal, does not
+compile in both backends).
+
+Rules: every literal character is escaped; each placeholder becomes a bounded group of the
+characters its conversion can print (`%d` -> `-?\\d+`, `%x` -> hex digits, `%s` -> `.*?`, or
+`[^']*` between quotes); a placeholder is a *named* capture only when the words around it say
+what it is (`rank %d`, `%zu bytes`, `pid %d`); placeholders at either end are trimmed, since a
+search needs no anchor there. Patterns never span lines: a multi-line message keeps its most
+distinctive line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from catalogs.core.message import Style
+from denpex.match.backends import PatternSpec, available_backends, make_scanner
+from denpex.match.keywords import required_literals
+
+
+class Unsafe(ValueError):
+    """The message cannot become a safe pattern; the text is the reason, recorded as written."""
+
+
+TOO_GENERIC = "too generic to match safely"
+
+
+@dataclass(frozen=True, slots=True)
+class Placeholder:
+    kind: str
+    """int | hex | oct | float | ptr | char | str | quoted"""
+    spec: str
+    """the placeholder as written, e.g. %zu, {:x}, {self.rank!r}"""
+    name: str | None = None
+    """the capture name when the surrounding words say what the value is"""
+    closer: str = ""
+    """for kind `quoted`: the character that ends the value"""
+
+
+Piece = str | Placeholder
+
+
+@dataclass(frozen=True, slots=True)
+class Converted:
+    regex: str
+    pieces: tuple[Piece, ...]
+    """the pieces the regex was built from, after trimming"""
+    line: tuple[Piece, ...]
+    """the whole line of the message the pattern comes from (what the renderer fills)"""
+    captures: tuple[str, ...] = field(default=())
+
+
+# Words next to a placeholder that say what the value is -> the conventional capture name
+# (rules/README.md). `rank` in most emitters is a communicator- or group-local rank, so it is
+# `pg_rank` unless an emitter's source.yaml says (captures: {rank: rank}) that it is global.
+DEFAULT_CAPTURES_BEFORE: dict[str, str] = {
+    "rank": "pg_rank",
+    "peer": "peer_rank",
+    "pid": "pid",
+    "xid": "xid",
+    "errno": "errno",
+    "port": "port",
+    "seq": "seq",
+    "seqnum": "seq",
+    "opcount": "seq",
+}
+DEFAULT_CAPTURES_AFTER: dict[str, str] = {"bytes": "bytes", "ms": "timeout_ms"}
+
+_INT = r"-?\d+"
+_REGEX_OF_KIND = {
+    "int": _INT,
+    "hex": r"(?:0[xX])?[0-9a-fA-F]+",
+    "oct": r"[0-7]+",
+    "float": r"(?:-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|-?nan|-?inf)",
+    "ptr": r"(?:0x[0-9a-fA-F]+|\(nil\)|0)",
+    "char": r".",
+    "str": r".*?",
+}
+_QUOTE_PAIRS = {"'": "'", '"': '"', "(": ")", "[": "]", "<": ">", "`": "`"}
+
+# printf: %[flags][width][.precision][length]conversion
+_PRINTF = re.compile(
+    r"%(?P<flags>[-+ #0']*)(?P<width>\d+|\*)?(?:\.(?P<precision>\d+|\*))?"
+    r"(?P<length>hh|h|ll|l|L|q|j|z|Z|t|I64|I32|I)?(?P<conv>[diouxXeEfFgGaAcspn%])"
+)
+_PRINTF_KIND = {
+    **dict.fromkeys("diu", "int"),
+    **dict.fromkeys("xX", "hex"),
+    "o": "oct",
+    **dict.fromkeys("eEfFgGaA", "float"),
+    "c": "char",
+    "s": "str",
+    "p": "ptr",
+}
+_BRACE_KIND = {
+    **dict.fromkeys("dnbc", "int"),
+    **dict.fromkeys("xX", "hex"),
+    "o": "oct",
+    **dict.fromkeys("eEfFgG%", "float"),
+    "p": "ptr",
+}
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+
+
+def parse(text: str, style: Style) -> list[Piece]:
+    """The format text as alternating literal strings and placeholders (names not yet set)."""
+    if style == "literal":
+        return [text] if text else []
+    if style == "printf":
+        return _parse_printf(text)
+    if style in ("fmt", "brace", "fstring"):
+        return _parse_braces(text, fstring=style == "fstring")
+    raise ValueError(f"unknown style {style!r}")
+
+
+def _parse_printf(text: str) -> list[Piece]:
+    pieces: list[Piece] = []
+    position = 0
+    for found in _PRINTF.finditer(text):
+        literal = text[position : found.start()]
+        position = found.end()
+        conv = found["conv"]
+        if conv == "%":
+            pieces.append(literal + "%")
+            continue
+        if conv == "n":
+            pieces.append(literal)
+            continue
+        pieces.append(literal)
+        pieces.append(Placeholder(kind=_PRINTF_KIND[conv], spec=found.group(0)))
+    pieces.append(text[position:])
+    return _merge_literals(pieces)
+
+
+def _parse_braces(text: str, fstring: bool) -> list[Piece]:
+    pieces: list[Piece] = []
+    literal: list[str] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char in "{}" and text[index : index + 2] in ("{{", "}}"):
+            literal.append(char)
+            index += 2
+            continue
+        if char != "{":
+            literal.append(char)
+            index += 1
+            continue
+        end = _closing_brace(text, index)
+        if end < 0:  # an unbalanced brace is printed as it stands
+            literal.append(text[index:])
+            break
+        pieces.append("".join(literal))
+        literal = []
+        pieces.append(_brace_placeholder(text[index : end + 1], fstring))
+        index = end + 1
+    pieces.append("".join(literal))
+    return _merge_literals(pieces)
+
+
+def _closing_brace(text: str, start: int) -> int:
+    depth = 0
+    quote = ""
+    for index in range(start, len(text)):
+        char = text[index]
+        if quote:
+            if char == quote:
+                quote = ""
+            continue
+        if char in "'\"" and depth > 0:
+            quote = char
+        elif char in "{[(":
+            depth += 1
+        elif char in "}])":
+            depth -= 1
+            if depth == 0:
+                return index if char == "}" else -1
+    return -1
+
+
+def _brace_placeholder(spec: str, fstring: bool) -> Placeholder:
+    inner = spec[1:-1]
+    expression, conversion, format_spec = inner, "", ""
+    # The format spec follows the last top-level ':' (f-string expressions may hold ':' in
+    # slices or dict literals, which sit inside brackets).
+    depth = 0
+    for index, char in enumerate(inner):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == ":" and depth == 0 and inner[index + 1 : index + 2] != "=":
+            expression, format_spec = inner[:index], inner[index + 1 :]
+            break
+    if "!" in expression and not expression.rstrip().endswith("!="):
+        expression, _, conversion = expression.rpartition("!")
+    expression = expression.strip().rstrip("=")
+    conv_type = format_spec[-1:] if format_spec else ""
+    kind = _BRACE_KIND.get(conv_type, "str")
+    if conversion == "r":
+        kind = "str"
+    name = expression if fstring or _IDENTIFIER.match(expression) else ""
+    return Placeholder(kind=kind, spec=spec, name=name.split(".")[-1] or None)
+
+
+def _merge_literals(pieces: list[Piece]) -> list[Piece]:
+    """Adjacent literals joined; placeholders with no literal between them (`%s%s`, often
+    optional suffixes) become one string placeholder, since no boundary separates them."""
+    merged: list[Piece] = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            if not piece:
+                continue
+            if merged and isinstance(merged[-1], str):
+                merged[-1] += piece
+                continue
+        elif merged and isinstance(merged[-1], Placeholder):
+            merged[-1] = Placeholder(kind="str", spec=merged[-1].spec + piece.spec)
+            continue
+        merged.append(piece)
+    return merged
+
+
+def _literal_size(line: list[Piece]) -> int:
+    return sum(len(p.strip()) for p in line if isinstance(p, str))
+
+
+def _lines(pieces: list[Piece]) -> list[list[Piece]]:
+    """The message's lines: a pattern matches within one line, and keeps the line with the
+    most literal text."""
+    lines: list[list[Piece]] = [[]]
+    for piece in pieces:
+        if isinstance(piece, str) and "\n" in piece:
+            parts = piece.split("\n")
+            lines[-1].append(parts[0])
+            lines.extend([part] for part in parts[1:])
+        else:
+            lines[-1].append(piece)
+    return [_merge_literals(line) for line in lines]
+
+
+def _trim(pieces: list[Piece]) -> list[Piece]:
+    """Placeholders and blank space at either end say nothing a search needs."""
+    pieces = list(pieces)
+    while pieces and (not isinstance(pieces[0], str) or not pieces[0].strip()):
+        pieces.pop(0)
+    while pieces and (not isinstance(pieces[-1], str) or not pieces[-1].strip()):
+        pieces.pop()
+    if pieces:
+        pieces[0] = pieces[0].lstrip()  # type: ignore[union-attr]
+        pieces[-1] = pieces[-1].rstrip()  # type: ignore[union-attr]
+    return pieces
+
+
+def _neighbour_word(text: str, before: bool) -> str:
+    words = _WORD.findall(text)
+    if not words:
+        return ""
+    word = words[-1] if before else words[0]
+    # Only a word right next to the placeholder names it ("rank %d", "%zu bytes"), not one
+    # across other punctuation than ' ', '=', ':' and '#'.
+    gap = text[text.rfind(word) + len(word) :] if before else text[: text.find(word)]
+    return word.lower() if re.fullmatch(r"[ =:#]*", gap) else ""
+
+
+def _named(
+    pieces: list[Piece], before_names: Mapping[str, str], after_names: Mapping[str, str]
+) -> list[Piece]:
+    named: list[Piece] = []
+    used: set[str] = set()
+    for index, piece in enumerate(pieces):
+        if isinstance(piece, str):
+            named.append(piece)
+            continue
+        before = pieces[index - 1] if index > 0 else ""
+        after = pieces[index + 1] if index + 1 < len(pieces) else ""
+        word_before = _neighbour_word(before, True) if isinstance(before, str) else ""
+        word_after = _neighbour_word(after, False) if isinstance(after, str) else ""
+        name: str | None = None
+        untyped = piece.kind == "str" and piece.spec.startswith("{") and not piece.name
+        if untyped and (after_names.get(word_after) or before_names.get(word_before)):
+            piece = Placeholder(kind="int", spec=piece.spec)  # "rank {}" prints a number
+        if piece.kind in ("int", "hex"):
+            name = after_names.get(word_after) or before_names.get(word_before)
+            if name == "timeout_ms" and "timeout" not in before.lower():
+                name = None  # "12 ms" alone is a duration, not a timeout
+        elif piece.name:  # a brace or f-string field name that is a known capture
+            candidate = piece.name.lower()
+            name = candidate if candidate in set(before_names.values()) else None
+        if name is not None and name in used:
+            name = None
+        if name is not None:
+            used.add(name)
+        closer = ""
+        if piece.kind == "str" and isinstance(before, str) and isinstance(after, str):
+            opener = before[-1:]
+            if opener in _QUOTE_PAIRS and after[:1] == _QUOTE_PAIRS[opener]:
+                closer = _QUOTE_PAIRS[opener]
+        named.append(
+            Placeholder(
+                kind="quoted" if closer else piece.kind, spec=piece.spec, name=name, closer=closer
+            )
+        )
+    return named
+
+
+def placeholder_regex(placeholder: Placeholder) -> str:
+    if placeholder.kind == "quoted":
+        body = f"[^{re.escape(placeholder.closer)}\\n]*"
+    else:
+        body = _REGEX_OF_KIND[placeholder.kind]
+    if placeholder.name:
+        return f"(?P<{placeholder.name}>{body})"
+    return body if placeholder.kind in ("char", "int", "oct", "str", "quoted") else f"(?:{body})"
+
+
+def literal_regex(text: str) -> str:
+    """Literal text, escaped so that both backends read it as those characters."""
+    return "".join(_escape_char(char) for char in text)
+
+
+_META = frozenset(".^$*+?()[]{}|\\#")
+
+
+def _escape_char(char: str) -> str:
+    if not char.isascii() or not char.isprintable():
+        return "".join(f"\\x{byte:02x}" for byte in char.encode())
+    return "\\" + char if char in _META else char
+
+
+def _check_specific(pieces: list[Piece], regex: str, anchored: bool) -> None:
+    """Alone, a message needs three words and twelve literal characters to be told from other
+    programs' lines ("close failed: %s" is not); after its emitter's own prefix (`anchor`), one
+    word of six characters will do."""
+    literal = "".join(p for p in pieces if isinstance(p, str))
+    words = re.findall(r"[A-Za-z]{3,}", literal)
+    chars = len(re.sub(r"\s", "", literal))
+    if anchored and (not words or chars < 6):
+        raise Unsafe(TOO_GENERIC)
+    if not anchored and (len(words) < 3 or chars < 12):
+        raise Unsafe(TOO_GENERIC)
+    if not required_literals(regex):
+        raise Unsafe("no literal of 4+ characters that every match contains")
+
+
+def convert(
+    text: str,
+    style: Style,
+    captures_before: Mapping[str, str] | None = None,
+    captures_after: Mapping[str, str] | None = None,
+    anchor: str = "",
+) -> Converted:
+    """The pattern for one message; raises `Unsafe` when it cannot be matched safely.
+
+    `anchor` is the literal text the emitter prints right before its messages (NCCL's
+    "NCCL WARN "); a message too generic alone is matched after it."""
+    before_names = {**DEFAULT_CAPTURES_BEFORE, **(captures_before or {})}
+    after_names = {**DEFAULT_CAPTURES_AFTER, **(captures_after or {})}
+    lines = _lines(parse(text, style))
+    best = max(range(len(lines)), key=lambda i: _literal_size(lines[i]))
+    line = _named(lines[best], before_names, after_names)
+    message = _trim(line)
+    try:
+        return _converted(line, message, message, anchored=False)
+    except Unsafe as unsafe:
+        # Only a message's first line follows the emitter's prefix.
+        if not anchor or str(unsafe) != TOO_GENERIC or best != 0 or not message:
+            raise
+    pieces = list(_merge_literals([anchor, *line]))
+    while pieces and (not isinstance(pieces[-1], str) or not pieces[-1].strip()):
+        pieces.pop()
+    pieces[-1] = pieces[-1].rstrip()  # type: ignore[union-attr]
+    return _converted(line, pieces, message, anchored=True)
+
+
+def _converted(
+    line: list[Piece], pieces: list[Piece], message: list[Piece], anchored: bool
+) -> Converted:
+    if not pieces or not message:
+        raise Unsafe(TOO_GENERIC)
+    regex = "".join(
+        literal_regex(p) if isinstance(p, str) else placeholder_regex(p) for p in pieces
+    )
+    _check_specific(message, regex, anchored)
+    names = tuple(p.name for p in pieces if isinstance(p, Placeholder) and p.name)
+    return Converted(regex=regex, pieces=tuple(pieces), line=tuple(line), captures=names)
+
+
+def compile_problems(regexes: list[str]) -> dict[str, str]:
+    """Regexes that a backend refuses, with the reason; both backends are tried on all at once
+    and only on failure one by one, so a catalog of thousands compiles in one pass."""
+    problems: dict[str, str] = {}
+    for regex in regexes:
+        try:
+            re.compile(regex, re.ASCII)
+        except re.error as error:
+            problems[regex] = f"re cannot compile it: {error}"
+    rest = [r for r in regexes if r not in problems]
+    for backend in available_backends():
+        if backend == "re" or not rest:
+            continue
+        try:
+            make_scanner([PatternSpec(r, False, ()) for r in rest], backend)
+        except Exception:
+            for regex in rest:
+                try:
+                    make_scanner([PatternSpec(regex, False, ())], backend)
+                except Exception as error:
+                    problems[regex] = f"{backend} cannot compile it: {error}"
+    return problems

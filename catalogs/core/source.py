@@ -1,0 +1,160 @@
+"""An emitter's pinned sources (catalogs/<emitter>/source.yaml) and its extractor.
+
+Consumes source.yaml and a checkout (a git work tree, a bare git directory such as a `fetch`
+mirror, or a plain directory holding one release); produces the source tree of each pinned
+release in a scratch directory and the messages `extract.py` finds there.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from catalogs.core.message import Message
+
+CATALOGS_DIR = Path(__file__).resolve().parents[1]
+
+
+class Release(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    line: str = Field(description="the release line users name, e.g. 2.18")
+    ref: str = Field(description="the git ref pinned for it, e.g. v2.18.6-1")
+
+
+class RenderValue(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    after: str = Field(description="regex the literal text before a string placeholder ends in")
+    value: str
+
+
+class SourceSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    emitter: str
+    repo: str = Field(
+        description="where the source comes from, e.g. https://github.com/NVIDIA/nccl"
+    )
+    releases: list[Release] = Field(min_length=1, description="oldest first")
+    paths: list[str] = Field(default_factory=list, description="what extract.py reads")
+    line_template: str | dict[str, str] = Field(
+        "{message}",
+        description="the emitter's real line prefix around {message} (or one per level, '*' "
+        "for the rest); may use {file} {path} {basename} {line} {level} {function}",
+    )
+    file_prefix: str = Field("", description="removed from the file path to give {path}")
+    anchors: dict[str, str] = Field(
+        default_factory=dict,
+        description="per level, the literal the emitter prints right before each message "
+        "(NCCL: 'NCCL WARN '); a message too generic alone is matched after it",
+    )
+    captures: dict[str, str] = Field(
+        default_factory=dict, description="word before a number -> capture name (over defaults)"
+    )
+    captures_after: dict[str, str] = Field(default_factory=dict)
+    render: list[RenderValue] = Field(default_factory=list)
+
+    def line_names(self) -> list[str]:
+        return [release.line for release in self.releases]
+
+    def anchor_for(self, level: str) -> str:
+        return self.anchors.get(level) or self.anchors.get("*", "")
+
+    def template_for(self, level: str) -> str:
+        if isinstance(self.line_template, str):
+            return self.line_template
+        return self.line_template.get(level) or self.line_template.get("*") or "{message}"
+
+
+def emitter_dir(emitter: str, root: Path = CATALOGS_DIR) -> Path:
+    path = root / emitter
+    if not (path / "source.yaml").is_file():
+        raise ValueError(f"no catalog for {emitter!r}: {path}/source.yaml does not exist")
+    return path
+
+
+def load_source(folder: Path) -> SourceSpec:
+    try:
+        return SourceSpec.model_validate(
+            yaml.safe_load((folder / "source.yaml").read_text(encoding="utf-8"))
+        )
+    except (OSError, yaml.YAMLError, ValidationError) as error:
+        raise ValueError(f"{folder}/source.yaml: {error}") from None
+
+
+Extractor = Callable[[Path, str], list[Message]]
+
+
+def load_extractor(folder: Path) -> Extractor:
+    path = folder / "extract.py"
+    spec = importlib.util.spec_from_file_location(f"catalogs.{folder.name}.extract", path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"{path}: cannot be imported")
+    module: ModuleType = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    extract = getattr(module, "extract", None)
+    if not callable(extract):
+        raise ValueError(f"{path}: defines no extract(checkout, release)")
+    return extract
+
+
+def _git_dir(checkout: Path) -> Path | None:
+    result = subprocess.run(
+        ["git", "-C", str(checkout), "rev-parse", "--git-dir"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        return None
+    found = Path(result.stdout.strip())
+    return found if found.is_absolute() else (checkout / found).resolve()
+
+
+@contextmanager
+def release_tree(checkout: Path, ref: str, paths: list[str]) -> Iterator[Path]:
+    """The files of `ref` (only `paths`, when given) in a scratch directory, removed after.
+
+    A checkout that is not a git repository is taken as the tree of the release asked for."""
+    git_dir = _git_dir(checkout)
+    if git_dir is None:
+        yield checkout
+        return
+    scratch = Path(tempfile.mkdtemp(prefix="catalog-"))
+    try:
+        archive = scratch / "tree.tar"
+        command = ["git", "--git-dir", str(git_dir), "archive", "--format=tar", ref]
+        existing = [p for p in paths if _exists(git_dir, ref, p)]
+        command += ["--", *existing] if existing else []
+        with archive.open("wb") as handle:
+            result = subprocess.run(command, stdout=handle, stderr=subprocess.PIPE, check=False)
+        if result.returncode != 0:
+            raise ValueError(f"git archive {ref}: {result.stderr.decode(errors='replace')}")
+        tree = scratch / "tree"
+        tree.mkdir()
+        with tarfile.open(archive) as tar:
+            tar.extractall(tree, filter="data")
+        archive.unlink()
+        yield tree
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _exists(git_dir: Path, ref: str, path: str) -> bool:
+    result = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "cat-file", "-e", f"{ref}:{path}"],
+        capture_output=True,
+        check=False,
+    )
+    return result.returncode == 0

@@ -1,0 +1,184 @@
+"""The generator's steps on real source text: reading C format strings, applying a reviewed
+mapping, release ranges, and a deterministic, idempotent writer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from catalogs.core.csource import find_calls
+from catalogs.core.generate import (
+    Catalog,
+    build_signatures,
+    classify,
+    merge_releases,
+    release_range,
+)
+from catalogs.core.mapping import Mapping
+from catalogs.core.message import Message
+from catalogs.core.source import SourceSpec
+from catalogs.core.writer import read_lock, write_catalog
+from denpex.match.library import load_signature
+
+# nccl src/include/checks.h (v2.18.6-1), SYSCHECK and CUDACHECK as written there.
+CHECKS_H = r"""
+#define SYSCHECKSYNC(call, name, retval) do { \
+  retval = call; \
+  if (retval == -1 && (errno == EINTR || errno == EWOULDBLOCK || errno == EAGAIN)) { \
+    INFO(NCCL_ALL,"Call to " name " returned %s, retrying", strerror(errno)); \
+  } else { \
+    break; \
+  } \
+} while(true)
+
+#define SYSCHECK(call, name) do { \
+  int retval; \
+  SYSCHECKSYNC(call, name, retval); \
+  if (retval == -1) { \
+    WARN("Call to " name " failed : %s", strerror(errno)); \
+    return ncclSystemError; \
+  } \
+} while (false)
+
+// WARN("commented out %d", x);
+#define CUDACHECK(cmd) do { \
+    cudaError_t err = cmd; \
+    if( err != cudaSuccess ) { \
+        WARN("Cuda failure '%s'", cudaGetErrorString(err)); \
+        return ncclUnhandledCudaError; \
+    } \
+} while(false)
+static void f(uint64_t n) { WARN("Got %" PRIu64 " bytes\n", n); WARN(msg); }
+"""
+
+
+def test_c_calls_give_their_format_with_literals_joined_and_macros_kept_as_text() -> None:
+    calls = [
+        (c.name, c.line, c.args[1 if c.name == "INFO" else 0])
+        for c in find_calls(CHECKS_H, ("WARN", "INFO"))
+    ]
+    assert calls == [
+        ("INFO", 5, "Call to %s returned %s, retrying"),
+        ("WARN", 15, "Call to %s failed : %s"),
+        ("WARN", 24, "Cuda failure '%s'"),
+        ("WARN", 28, "Got %lu bytes\n"),
+        ("WARN", 28, ""),  # a format held in a variable has no text
+    ]
+
+
+MAPPING = Mapping.model_validate(
+    {
+        "emitter": "nccl",
+        "family": "nccl_cat",
+        "owner_default": "infrastructure",
+        "references": ["https://github.com/NVIDIA/nccl"],
+        "rules": [
+            {"when": "retrying", "disposition": "context"},
+            {
+                "when": "Got completion from peer",
+                "class": "network_fabric_error",
+                "role": "symptom",
+                "confidence": 0.35,
+                "next_steps": ["Check the HCA's port state."],
+            },
+            {"when": "Debug", "disposition": "excluded", "reason": "debug-only output"},
+        ],
+        "default": {
+            "class": "nccl_internal_error",
+            "next_steps": ["Look for the first WARN on any rank."],
+        },
+    }
+)
+
+
+def _message(text: str, release: str = "2.18", level: str = "WARN") -> Message:
+    return Message("nccl", release, text, "printf", "src/transport/net_ib.cc", 1234, level)
+
+
+def test_the_first_matching_rule_wins_and_the_rest_falls_to_a_low_prior_default() -> None:
+    assert MAPPING.decide(_message("Call to %s returned %s, retrying")).disposition == "context"
+    fabric = MAPPING.decide(_message("NET/IB : Got completion from peer %s with error %d"))
+    assert (fabric.failure_class, fabric.role, fabric.confidence) == (
+        "network_fabric_error",
+        "symptom",
+        0.35,
+    )
+    excluded = MAPPING.decide(_message("Debug dump of %s"))
+    assert excluded.disposition == "excluded" and excluded.reason == "debug-only output"
+    unclear = MAPPING.decide(_message("Proxy append out of bounds"))
+    assert unclear.failure_class == "nccl_internal_error"
+    assert unclear.confidence is not None and unclear.confidence <= 0.35
+
+
+def test_release_ranges_follow_the_pinned_lines() -> None:
+    lines = ["2.18", "2.19", "2.21", "2.23", "master"]
+    assert release_range(["2.18", "2.19", "2.21"], lines) == ">=2.18,<=2.21"
+    assert release_range(["2.21"], lines) == "==2.21"
+    assert release_range(["2.18", "2.23", "master"], lines) == "==2.18 || >=2.23,<=master"
+
+
+SPEC = SourceSpec.model_validate(
+    {
+        "emitter": "nccl",
+        "repo": "https://github.com/NVIDIA/nccl",
+        "releases": [{"line": "2.18", "ref": "v2.18.6-1"}, {"line": "2.19", "ref": "v2.19.4-1"}],
+        "line_template": "gpu-017:20315:20402 [3] {path}:{line} NCCL {level} {message}",
+        "file_prefix": "src/",
+    }
+)
+FORMATS = {
+    "2.18": [
+        "NET/IB : Got completion from peer %s with error %d, opcode %d, len %d, vendor err %d",
+        "Call to %s returned %s, retrying",
+        "%s",
+    ],
+    "2.19": [
+        "NET/IB : Got completion from peer %s with error %d, opcode %d, len %d, vendor err %d",
+        "Proxy append out of bounds",
+    ],
+}
+
+
+def _catalog() -> Catalog:
+    found = {line: [_message(text, line) for text in texts] for line, texts in FORMATS.items()}
+    entries = merge_releases(found, SPEC.line_names())
+    classify(entries, SPEC, MAPPING)
+    refs = {r.line: r.ref for r in SPEC.releases}
+    signatures = build_signatures(entries, SPEC, MAPPING, refs)
+    return Catalog("nccl", "nccl_cat", SPEC.line_names(), refs, entries, signatures)
+
+
+def test_every_message_is_accounted_for_and_signatures_are_valid(tmp_path: Path) -> None:
+    catalog = _catalog()
+    dispositions = {e.text: (e.disposition, e.reason) for e in catalog.entries}
+    assert dispositions["%s"] == ("excluded", "too generic to match safely")
+    assert dispositions["Call to %s returned %s, retrying"][0] == "context"
+    write_catalog(catalog, tmp_path)
+    (tmp_path / "VERSION").write_text("0.0.1\n")
+    files = sorted((tmp_path / "nccl_cat").glob("*.yaml"))
+    assert len(files) == 2
+    fabric = next(
+        s
+        for s in (load_signature(p, tmp_path) for p in files)
+        if s.failure_class == "network_fabric_error"
+    )
+    assert fabric.generated and fabric.priority < 10 and fabric.releases == ">=2.18,<=2.19"
+    assert fabric.examples.match[0].rendered
+    assert fabric.examples.match[0].line.startswith(
+        "gpu-017:20315:20402 [3] transport/net_ib.cc:1234 NCCL WARN NET/IB : Got completion"
+    )
+    accounting = json.loads((tmp_path / "nccl_cat" / "CATALOG.json").read_text())
+    assert [
+        (r["line"], r["found"], r["mapped"], r["context"], r["excluded"])
+        for r in accounting["releases"]
+    ] == [("2.18", 3, 1, 1, 1), ("2.19", 2, 2, 0, 0)]
+
+
+def test_writing_twice_is_byte_identical_and_the_lock_reads_back(tmp_path: Path) -> None:
+    write_catalog(_catalog(), tmp_path)
+    first = {p.name: p.read_bytes() for p in (tmp_path / "nccl_cat").iterdir()}
+    changed = write_catalog(_catalog(), tmp_path)
+    assert changed == []
+    assert {p.name: p.read_bytes() for p in (tmp_path / "nccl_cat").iterdir()} == first
+    lock = read_lock(tmp_path / "nccl_cat" / "CATALOG.json", "nccl")
+    assert sorted(m.text for m in lock["2.19"]) == sorted(FORMATS["2.19"])

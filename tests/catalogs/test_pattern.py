@@ -1,0 +1,168 @@
+"""Format strings from emitters' source become patterns that match what the emitter prints.
+
+Every format below is copied from the program that prints it (file named beside it); the lines
+are what that format prints with the values shown.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from catalogs.core.pattern import TOO_GENERIC, Unsafe, compile_problems, convert, parse
+from catalogs.core.render import render_message, value_rules
+from denpex.match.keywords import required_literals
+
+
+def _search(regex: str, line: str) -> re.Match[str] | None:
+    return re.search(regex, line, re.ASCII)
+
+
+def test_printf_literal_text_stays_literal_and_numbers_become_captures() -> None:
+    # nccl src/bootstrap.cc
+    converted = convert("Message truncated : received %d bytes instead of %d", "printf")
+    line = (
+        "gpu-001:20315:20402 [0] bootstrap.cc:224 NCCL WARN "
+        "Message truncated : received 4352 bytes instead of 4096"
+    )
+    found = _search(converted.regex, line)
+    assert found is not None
+    assert found.group("bytes") == "4352"  # "%d bytes" names its value
+    assert converted.regex.startswith("Message truncated")  # the trailing %d is trimmed
+    assert _search(converted.regex, line.replace("truncated", "truncatd")) is None
+
+
+def test_printf_regex_metacharacters_in_the_format_are_escaped() -> None:
+    # nccl src/transport/net_ib.cc (2.18)
+    text = (
+        "NET/IB : Got completion from peer %s with error %d, opcode %d, len %d, vendor err %d (%s)"
+    )
+    converted = convert(text, "printf")
+    line = (
+        "node7:1834:1990 [3] transport/net_ib.cc:1298 NCCL WARN NET/IB : Got completion from peer "
+        "10.0.3.17<50213> with error 12, opcode 0, len 0, vendor err 129 (Send)"
+    )
+    assert _search(converted.regex, line)
+    assert "\\(" in converted.regex and "\\." not in converted.regex
+    assert _search(converted.regex, line.replace("(Send)", "(Recv)"))  # trailing %s trimmed
+    assert not _search(converted.regex, line.replace("err 129", "err x"))
+
+
+def test_length_modifiers_precision_and_pointers() -> None:
+    # nccl src/misc/... "invalid pointer %p / size %zu" and a %.*s from nccl's param parsing
+    converted = convert("invalid pointer %p / size %zu", "printf")
+    assert _search(converted.regex, "invalid pointer 0x7f3a2c000000 / size 1048576")
+    assert _search(converted.regex, "invalid pointer (nil) / size 0")
+    assert not _search(converted.regex, "invalid pointer buff / size 1048576")
+    assert converted.regex.endswith("size")  # the trailing %zu is trimmed
+    precision = convert("Invalid value %.*s for NCCL_PROTO", "printf")
+    assert _search(precision.regex, "Invalid value LL128x for NCCL_PROTO")
+
+
+def test_quoted_string_placeholder_stops_at_the_quote() -> None:
+    # nccl src/include/checks.h CUDACHECK: too generic alone, matched after NCCL's prefix
+    converted = convert("Cuda failure '%s'", "printf", anchor="NCCL WARN ")
+    assert converted.regex.startswith("NCCL WARN Cuda failure '")
+    assert "[^'\\n]*" in converted.regex
+    assert _search(converted.regex, "NCCL WARN Cuda failure 'out of memory'")
+    assert _search(converted.regex, "NCCL WARN Cuda failure ''")
+
+
+def test_percent_percent_is_a_literal_percent() -> None:
+    converted = convert("GPU memory usage is above 95%% of %lu bytes", "printf")
+    assert _search(converted.regex, "GPU memory usage is above 95% of 1073741824 bytes")
+
+
+def test_too_generic_messages_are_refused() -> None:
+    for text in ("%s", "failed: %s", "%s:%d -> %d", "Error %d", "close failed: %s"):
+        with pytest.raises(Unsafe, match=TOO_GENERIC):
+            convert(text, "printf")
+    for text in ("%s", "%s:%d -> %d"):
+        with pytest.raises(Unsafe, match=TOO_GENERIC):
+            convert(text, "printf", anchor="NCCL WARN ")
+
+
+def test_a_short_message_is_matched_after_its_emitters_prefix() -> None:
+    # nccl src/os/linux_socket_pair.cc
+    converted = convert("close failed: %s", "printf", anchor="NCCL WARN ")
+    assert converted.regex == "NCCL WARN close failed:"
+    # a leading placeholder stays when the prefix comes before it (nccl src/misc/socket.cc)
+    converted = convert("%s: Connect to %s failed : %s", "printf", anchor="NCCL WARN ")
+    line = "gpu-017:20315:20402 [3] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to "
+    assert _search(converted.regex, line + "10.12.3.7<43521> failed : Connection refused")
+
+
+def test_python_brace_format_and_named_fields() -> None:
+    # torch/distributed/elastic/agent/server/api.py
+    text = (
+        "[{role}] Worker group {state}. {remaining}/{max_restarts} attempts left;"
+        " will restart worker group"
+    )
+    converted = convert(text, "brace")
+    line = "[default] Worker group FAILED. 2/3 attempts left; will restart worker group"
+    assert _search(converted.regex, line)
+    assert parse("{{literal}} {0:x}", "brace")[0] == "{literal} "
+
+
+def test_python_fstring_with_expressions_conversions_and_specs() -> None:
+    # torch/distributed/distributed_c10d.py style f-string with attribute and format spec
+    text = "Rank {self.rank} timed out after {timeout.total_seconds():.1f}s waiting for {key!r}"
+    converted = convert(text, "fstring")
+    found = _search(
+        converted.regex, "Rank 3 timed out after 1800.0s waiting for 'store_based_barrier_key:1'"
+    )
+    assert found is not None
+    # the f-string field `self.rank` is named rank; rank names are kept only when known
+    assert converted.captures == ()
+
+
+def test_fmt_style_hex_and_rank_capture() -> None:
+    # A {fmt} message as vLLM / c10d C++ print it
+    converted = convert("rank {} failed to map buffer at {:x} on device {}", "fmt")
+    found = _search(converted.regex, "rank 7 failed to map buffer at 7f3a2c000000 on device 2")
+    assert found is not None
+    assert found.group("pg_rank") == "7"
+
+
+def test_literal_messages_are_escaped_whole() -> None:
+    # nccl src/bootstrap.cc
+    converted = convert("Bootstrap : no socket interface found", "literal")
+    assert converted.regex == "Bootstrap : no socket interface found"
+    assert required_literals(converted.regex)
+
+
+def test_multiline_messages_keep_their_most_distinctive_line() -> None:
+    converted = convert("NCCL error in: %s:%d, %s\nunhandled cuda error, NCCL version %s", "printf")
+    assert "\\n" not in converted.regex
+    assert _search(converted.regex, "unhandled cuda error, NCCL version 2.18.3")
+
+
+def test_every_converted_pattern_compiles_in_both_backends() -> None:
+    texts = [
+        "NET/IB : Got completion from peer %s with error %d, opcode %d, len %d, vendor err %d (%s)",
+        "Call to ibv_create_qp failed with error %s errno %d",
+        "NET/Socket : Connect to %s failed : %s",
+        "Error : ring %d does not loop back to start (%d != %d)",
+    ]
+    regexes = [convert(text, "printf").regex for text in texts]
+    assert compile_problems(regexes) == {}
+
+
+def test_rendered_example_matches_its_own_pattern_with_realistic_values() -> None:
+    # nccl src/transport/shm.cc
+    converted = convert("Error while creating shared memory segment %s (size %d)", "printf")
+    text, captures = render_message(converted.line, value_rules())
+    assert text == "Error while creating shared memory segment /dev/shm/nccl-4bVQ1y (size 12)"
+    assert _search(converted.regex, text)
+    # nccl src/transport/net_ib.cc: a peer's address after "peer", numbers by conversion
+    converted = convert("NET/IB : Got completion from peer %s with error %d", "printf")
+    text, _ = render_message(converted.line, value_rules())
+    assert text == "NET/IB : Got completion from peer 10.12.3.7<43521> with error 12"
+    # the emitter's own values come first
+    rules = value_rules(
+        [{"after": r"Cuda failure '$", "value": "an illegal memory access was encountered"}]
+    )
+    text, _ = render_message(convert("Cuda failure '%s'", "printf", anchor="W ").line, rules)
+    assert text == "Cuda failure 'an illegal memory access was encountered'"
+    assert captures == {}
