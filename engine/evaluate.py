@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from denpex.errors import DenpexError, InputError
+from denpex.hybrid.harvest import abnormal_lines
 from denpex.match.library import Library
 from denpex.match.scan import Matcher
 from denpex.models import Diagnosis, Status
@@ -465,12 +466,14 @@ def evaluate(
     progress: Callable[[str], None] | None = None,
 ) -> EvalReport:
     matcher = Matcher(library, options.backend, options.cache_dir)
+    abnormal = abnormal_lines(options.backend, options.cache_dir)
     results: list[CaseResult] = []
     for case in case_dirs(corpus):
         expected = load_expected(case)
         started = time.perf_counter()
         try:
-            scan = scan_inputs(case_inputs(case), matcher)
+            inputs = case_inputs(case)
+            scan = scan_inputs(inputs, matcher, abnormal=abnormal)
             diagnosis = diagnose_scan(scan, library, options, started)
         except DenpexError as error:
             raise InputError(f"case {case.name}: {error}") from None
@@ -528,6 +531,7 @@ def held_out(
         for family in families
     }
     by_name = {case.name: case for case in case_dirs(corpus)}
+    abnormal = abnormal_lines(options.backend, cache_dir)
     results: list[CaseResult] = []
     for original in report.results:
         family = _family_of(original)
@@ -536,7 +540,8 @@ def held_out(
         case = by_name[original.case]
         matcher = matchers[family]
         started = time.perf_counter()
-        scan = scan_inputs(case_inputs(case), matcher)
+        inputs = case_inputs(case)
+        scan = scan_inputs(inputs, matcher, abnormal=abnormal)
         diagnosis = diagnose_scan(scan, matcher.library, options, started)
         latency = (time.perf_counter() - started) * 1000
         results.append(score_case(load_expected(case), diagnosis, latency, []))

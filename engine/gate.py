@@ -4,6 +4,10 @@ Consumes ranked hypotheses, the ordered timeline and facts about the inputs; pro
 `Diagnosis`. At or above the threshold the top hypothesis is returned as `confident`. Below it,
 the rules' candidates are kept as ranked alternatives under status `unknown`; when a best-effort
 provider (the hybrid path) is passed in, it gets that unconfident result to improve on.
+
+`no_failure` is said only when the evidence says the run was healthy: no signature fired and
+the abnormal lines no signature explains (asked of `abnormal` only then) are none. Otherwise the
+answer is `unknown`, with those lines as the evidence of an `unknown` cause.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 
+from denpex.events import Match
 from denpex.hang.models import HangReport
 from denpex.ingest.timestamps import to_datetime
 from denpex.match.signature import Role
@@ -23,6 +28,7 @@ from denpex.models import (
     Status,
     Timeline,
 )
+from denpex.reason.abnormal import unexplained_cause, unexplained_summary
 from denpex.reason.hypothesis import Hypothesis
 from denpex.reason.root_causes import no_cause_summary, summary_of, to_root_cause
 from denpex.timeline.order import OrderedTimeline
@@ -32,6 +38,9 @@ FIRST_ABNORMAL_SHOWN = 16
 BestEffortProvider = Callable[[Diagnosis, OrderedTimeline], Diagnosis]
 """Given the gate's unconfident result (`unknown` or `no_failure`) and the timeline, returns
 a best-effort diagnosis, or the result unchanged when it has nothing better."""
+
+AbnormalLines = Callable[[OrderedTimeline], Sequence[Match]]
+"""Given the timeline, the abnormal lines of the inputs no signature matched, in input order."""
 
 
 def timeline_summary(timeline: OrderedTimeline, input_ranks: set[int]) -> Timeline:
@@ -77,9 +86,14 @@ def gate(
     started: float,
     best_effort: BestEffortProvider | None = None,
     hang: HangReport | None = None,
+    abnormal: AbnormalLines | None = None,
 ) -> Diagnosis:
     root_causes = [to_root_cause(h, dropped) for h in hypotheses]
-    if not root_causes:
+    unexplained = list(abnormal(timeline)) if abnormal is not None and not root_causes else []
+    if unexplained:
+        status, summary = Status.unknown, unexplained_summary(unexplained)
+        root_causes = [unexplained_cause(unexplained)]
+    elif not root_causes:
         status, summary = Status.no_failure, no_cause_summary(timeline.matches)
     elif root_causes[0].confidence >= threshold:
         status, summary = Status.confident, summary_of(root_causes[0])

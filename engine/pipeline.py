@@ -27,6 +27,7 @@ from denpex.evidence import (
     scan_inputs,
 )
 from denpex.gate import gate
+from denpex.hybrid.harvest import abnormal_lines
 from denpex.ingest.sources import InputLimits
 from denpex.match.library import Library, load_library
 from denpex.match.scan import AbnormalLines, Matcher
@@ -101,8 +102,11 @@ def diagnose(
         matcher,
         EvidenceOptions(
             limits=options.limits,
+            # Always: a run is called healthy only when no abnormal line is left unexplained.
             abnormal=(
-                hybrid.abnormal_lines(options.backend, options.cache_dir) if hybrid else None
+                hybrid.abnormal_lines(options.backend, options.cache_dir)
+                if hybrid
+                else abnormal_lines(options.backend, options.cache_dir)
             ),
             digests=hybrid is not None,
         ),
@@ -151,6 +155,7 @@ def diagnose_evidence(
         started=started,
         best_effort=case.best_effort if case else None,
         hang=evidence.hang,
+        abnormal=lambda _timeline: list(evidence.abnormal),
     )
     # Silent failures (issue 14): read from the progress lines the scan collected; they add to
     # the diagnosis and become root causes only when the logs show no failure.

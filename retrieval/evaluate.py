@@ -3,7 +3,8 @@
 Consumes a case directory (see `corpus.py`), the signature library and an embedder; produces a
 `RetrievalReport`. Every labelled case is diagnosed and stored as an incident whose cause is its
 label, in a scratch store; then each case's query (the masked first abnormal lines, as the
-hybrid path builds it) searches all the other incidents. Definitions:
+hybrid path builds it) searches all the other incidents, less those taken from the case's own
+source (no self-retrieval: two cases cut from one issue thread are one incident). Definitions:
 
 - accuracy@1: the nearest other incident has the case's class. When several incidents tie
   for nearest, the case earns the fraction of them that have its class (no credit for luck).
@@ -27,7 +28,7 @@ from denpex.match.library import Library
 from denpex.match.scan import AbnormalLines, Matcher
 from denpex.models import Diagnosis
 from denpex.pipeline import DiagnoseOptions, diagnose
-from denpex.retrieval.corpus import LabelledCase, load_corpora
+from denpex.retrieval.corpus import LabelledCase, load_corpora, same_source
 from denpex.retrieval.embedder import Embedder
 from denpex.retrieval.similar import Neighbour, vote
 from denpex.store.store import open_store, store_url
@@ -175,10 +176,12 @@ def evaluate_retrieval(
     try:
         indexed = index_corpus(cases, path, library, threshold)
         names = {item.incident_id: item.case.name for item in indexed}
+        by_case = {item.case.name: item.incident_id for item in indexed}
         report = RetrievalReport(clean_cases=[c.name for c in cases if c.failure_class is None])
         for item in indexed:
             query = path.store.get(item.incident_id).templates
-            found = path.similar.search(query, k, exclude=frozenset({item.incident_id}))
+            own = same_source(item.case, [i.case for i in indexed])
+            found = path.similar.search(query, k, exclude=frozenset(by_case[c.name] for c in own))
             at_1, at_5 = vote(found[:1]), vote(found[:k])
             expected = item.case.failure_class
             assert expected is not None

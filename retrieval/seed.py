@@ -5,6 +5,11 @@ Consumes the packaged `seed/incidents.jsonl`: every labelled failure of `evals/c
 label and source; produces those incidents in a store, each confirmed with its label.
 `python -m denpex.retrieval.seed --write` rebuilds the file from the eval folders (run it when
 cases are added); a test checks that it covers them.
+
+The seed's template vectors ship beside it (`seed/vectors.npy`, and `seed/vectors.json` naming
+the embedding model, its digest and the templates in row order), so the first unsettled
+diagnosis reads them instead of embedding the whole history; a model with another digest
+ignores them and embeds as usual.
 """
 
 from __future__ import annotations
@@ -17,13 +22,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from denpex.models import Diagnosis, Provenance, Status
 from denpex.store.records import IncidentDraft
 from denpex.store.store import IncidentStore, StoreError
 
+if TYPE_CHECKING:
+    import numpy as np
+
 SEED_CURATOR = "denpex seed history"
 SEED_RESOURCE = "seed/incidents.jsonl"
+SEED_VECTORS = "seed/vectors.npy"
+SEED_VECTORS_META = "seed/vectors.json"
 _ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/denpex/seed-history")
 
 
@@ -90,6 +101,26 @@ def seed_store(
     return added
 
 
+def load_seed_vectors(digest: str) -> dict[str, np.ndarray]:
+    """The shipped vectors of the seed's templates, when they were made by the model with this
+    digest; empty otherwise."""
+    import numpy as np
+
+    package = resources.files("denpex.retrieval")
+    try:
+        meta = json.loads(package.joinpath(SEED_VECTORS_META).read_text("utf-8"))
+        if meta.get("model_digest") != digest:
+            return {}
+        with package.joinpath(SEED_VECTORS).open("rb") as stream:
+            vectors = np.load(stream, allow_pickle=False)
+    except (OSError, ValueError, json.JSONDecodeError):
+        return {}
+    templates = meta.get("templates", [])
+    if len(templates) != len(vectors):
+        return {}
+    return {text: vectors[row] for row, text in enumerate(templates)}
+
+
 def _present(store: IncidentStore, incident_id: str) -> bool:
     try:
         store.get(incident_id)
@@ -127,6 +158,26 @@ def build_seed(corpora: Sequence[Path]) -> list[dict[str, object]]:
     return rows
 
 
+def write_seed_vectors(rows: Sequence[dict[str, object]], directory: Path) -> int:
+    """Embeds the seed's distinct templates and writes them with the model's name and digest."""
+    import numpy as np
+
+    from denpex.retrieval.embedder import SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder()
+    templates = list(
+        dict.fromkeys(t for row in rows for t in row["templates"])  # type: ignore[attr-defined]
+    )
+    vectors = embedder.encode(templates)
+    with (directory / SEED_VECTORS).open("wb") as stream:
+        np.save(stream, vectors.astype(np.float32), allow_pickle=False)
+    meta = {"embedder": embedder.name, "model_digest": embedder.digest, "templates": templates}
+    (directory / SEED_VECTORS_META).write_text(
+        json.dumps(meta, ensure_ascii=False, indent=0) + "\n", encoding="utf-8"
+    )
+    return len(templates)
+
+
 def _source_of(directory: Path) -> str:
     expected = json.loads((directory / "expected.json").read_text(encoding="utf-8"))
     return str(expected.get("source") or directory.name)
@@ -142,9 +193,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = build_seed(args.corpora)
     text = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
     if args.write:
-        target = Path(__file__).resolve().parent / SEED_RESOURCE
+        here = Path(__file__).resolve().parent
+        target = here / SEED_RESOURCE
         target.write_text(text, encoding="utf-8")
         print(f"{len(rows)} seed incidents written to {target}")
+        count = write_seed_vectors(rows, here)
+        print(f"{count} template vectors written to {here / SEED_VECTORS}")
     else:
         print(text, end="")
     return 0

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -64,10 +64,18 @@ class ClassVote:
 
 
 class SimilarIncidents:
-    def __init__(self, store: IncidentStore, embedder: Embedder, index: VectorIndex) -> None:
+    def __init__(
+        self,
+        store: IncidentStore,
+        embedder: Embedder,
+        index: VectorIndex,
+        known: Mapping[str, np.ndarray] | None = None,
+    ) -> None:
         self.store = store
         self.embedder = embedder
         self.index = index
+        self.known = known or {}
+        """Vectors computed ahead of time by this embedder (the seed history's), by template."""
 
     def sync(self) -> int:
         """Embeds the store's templates the index lacks, drops ones it no longer has; saves."""
@@ -77,8 +85,17 @@ class SimilarIncidents:
         self.index.remove(stale)
         missing = self.store.templates(exclude=indexed)
         if missing:
+            import numpy as np
+
             ids = [template_id for template_id, _ in missing]
-            self.index.add(ids, self.embedder.encode([text for _, text in missing]))
+            vectors = np.zeros((len(missing), self.embedder.dim), dtype=np.float32)
+            fresh = [i for i, (_, text) in enumerate(missing) if text not in self.known]
+            for i, (_, text) in enumerate(missing):
+                if text in self.known:
+                    vectors[i] = self.known[text]
+            if fresh:
+                vectors[fresh] = self.embedder.encode([missing[i][1] for i in fresh])
+            self.index.add(ids, vectors)
         if missing or stale:
             self.index.save()
         return len(missing)

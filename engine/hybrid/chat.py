@@ -10,13 +10,26 @@ first call, never by a run the rules settle.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
+from urllib.parse import urlparse
 
 from denpex.errors import DenpexError
 from denpex.hybrid.settings import LLMSettings
 
 FALLBACK_CONTEXT = 8192
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
+LOCAL_KEY = "no-key-needed"
+"""What a local OpenAI-protocol server (llama.cpp, vLLM, Ollama) is sent when no key is set:
+the OpenAI client refuses to start without one, and such servers ignore it."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    prompt_tokens: int | None = None
+    """The server's own count of the prompt (its `usage`), when it reports one."""
 
 
 class LLMUnavailable(DenpexError):
@@ -27,11 +40,18 @@ class ChatModel(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def deadline_s(self) -> float:
+        """Seconds the whole LLM step of one diagnosis may take."""
+        ...
+
     def prompt_budget(self) -> int:
         """Tokens the prompt may use: the context window less room for the answer."""
         ...
 
-    def complete(self, messages: list[dict[str, str]]) -> str: ...
+    def complete(self, messages: list[dict[str, str]], timeout_s: float | None = None) -> Reply:
+        """The reply, waiting at most `timeout_s` (else the configured timeout)."""
+        ...
 
 
 @cache
@@ -53,6 +73,10 @@ class LiteLLMChat:
     def name(self) -> str:
         return self.settings.model
 
+    @property
+    def deadline_s(self) -> float:
+        return self.settings.deadline_s
+
     def prompt_budget(self) -> int:
         return self._context_tokens() - self.settings.max_answer_tokens
 
@@ -65,15 +89,20 @@ class LiteLLMChat:
             return FALLBACK_CONTEXT
         return int(info.get("max_input_tokens") or info.get("max_tokens") or FALLBACK_CONTEXT)
 
-    def complete(self, messages: list[dict[str, str]]) -> str:
+    def _api_key(self) -> str | None:
+        if self.settings.api_key is not None or not is_local(self.settings.api_base):
+            return self.settings.api_key
+        return os.environ.get("OPENAI_API_KEY") or LOCAL_KEY
+
+    def complete(self, messages: list[dict[str, str]], timeout_s: float | None = None) -> Reply:
         litellm = _litellm()
         try:
             response = litellm.completion(
                 model=self.settings.model,
                 messages=messages,
                 api_base=self.settings.api_base,
-                api_key=self.settings.api_key,
-                timeout=self.settings.timeout_s,
+                api_key=self._api_key(),
+                timeout=min(timeout_s or self.settings.timeout_s, self.settings.timeout_s),
                 max_tokens=self.settings.max_answer_tokens,
                 temperature=0,
                 num_retries=0,
@@ -87,7 +116,17 @@ class LiteLLMChat:
             raise LLMUnavailable("the reply had no message") from None
         if not content or not content.strip():
             raise LLMUnavailable("the reply was empty")
-        return str(content)
+        usage = getattr(response, "usage", None)
+        prompt_tokens = getattr(usage, "prompt_tokens", None)
+        return Reply(str(content), prompt_tokens if isinstance(prompt_tokens, int) else None)
+
+
+def is_local(api_base: str | None) -> bool:
+    """Whether the API base URL points at this machine."""
+    if not api_base:
+        return False
+    host = urlparse(api_base if "://" in api_base else f"http://{api_base}").hostname
+    return host in LOCAL_HOSTS
 
 
 def _describe(error: Exception) -> str:

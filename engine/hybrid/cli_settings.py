@@ -18,7 +18,9 @@ from denpex.hybrid.settings import HybridSettings, LLMSettings, index_path_for
 
 
 class HybridEnvironment(BaseSettings):
-    """`DENPEX_STORE`, `DENPEX_INDEX`, `DENPEX_LLM_MODEL`, `DENPEX_LLM_API_BASE`, ..."""
+    """`DENPEX_STORE`, `DENPEX_INDEX`, `DENPEX_LLM_MODEL`, `DENPEX_LLM_API_BASE`,
+    `DENPEX_LLM_TIMEOUT` (one request, s), `DENPEX_LLM_MAX_TOKENS` (the answer budget),
+    `DENPEX_LLM_DEADLINE` (the whole LLM step of a diagnosis, s), ..."""
 
     model_config = SettingsConfigDict(env_prefix="DENPEX_", extra="ignore")
 
@@ -28,8 +30,10 @@ class HybridEnvironment(BaseSettings):
     llm_model: str | None = None
     llm_api_base: str | None = None
     llm_api_key: str | None = None
-    llm_timeout: float = 60.0
+    llm_timeout: float = 120.0
     llm_context_tokens: int | None = None
+    llm_max_tokens: int = 1500
+    llm_deadline: float = 300.0
     neighbours: int = 5
     min_similarity: float = 0.4
 
@@ -87,6 +91,8 @@ def hybrid_settings(
             api_key=environment.llm_api_key,
             timeout_s=llm_timeout if llm_timeout is not None else environment.llm_timeout,
             context_tokens=environment.llm_context_tokens,
+            max_answer_tokens=environment.llm_max_tokens,
+            deadline_s=environment.llm_deadline,
         )
     return HybridSettings(
         seed=chosen == default_store(environment),

@@ -4,9 +4,10 @@ Consumes a labelled corpus (see `denpex.retrieval.corpus`), the signature librar
 embedder; produces a `FamilyOutReport`. Every labelled case is first diagnosed with the whole
 library and stored as an incident confirmed with its label (the past, as curators left it).
 Then, for each family, the cases it settled (confident, top root cause from that family) are
-diagnosed again with the family removed and the hybrid path answering from retrieval only,
-blind to the case's own incident. The question: how often is the answer best effort and of the
-right class?
+diagnosed again with the family removed and the hybrid path answering (retrieval fused with
+the rules' partial answers). The question: how often is the answer best effort and of the
+right class? Retrieval never sees the case's own source (its incident, and any other case cut
+from the same issue thread).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from denpex.match.library import Library
 from denpex.match.scan import Matcher
 from denpex.models import Status
 from denpex.pipeline import DiagnoseOptions, diagnose
-from denpex.retrieval.corpus import load_corpora
+from denpex.retrieval.corpus import load_corpora, same_source
 from denpex.retrieval.embedder import Embedder
 from denpex.retrieval.evaluate import IndexedCase, index_corpus, scratch_path
 
@@ -38,6 +39,8 @@ class FamilyOutcome:
     best_effort: bool
     right_best_effort: bool
     """Best effort, and of the expected class."""
+    right_in_top3: bool = False
+    """Best effort, and the expected class among its first three causes."""
 
 
 @dataclass
@@ -51,6 +54,7 @@ class FamilyOutReport:
             "rules_were_right": sum(o.rules_class == o.expected for o in outcomes),
             "best_effort": sum(o.best_effort for o in outcomes),
             "best_effort_right": sum(o.right_best_effort for o in outcomes),
+            "best_effort_right_top3": sum(o.right_in_top3 for o in outcomes),
             "still_confident": sum(o.status == Status.confident.value for o in outcomes),
             "still_confident_right": sum(
                 o.status == Status.confident.value and o.named == o.expected for o in outcomes
@@ -96,7 +100,8 @@ class FamilyOutReport:
             lines.append(f"settled no case of this corpus: {', '.join(idle)}")
         lines.append(
             f"all families: {total['best_effort_right']}/{total['settled_cases']} named the right "
-            f"class as best effort ({self.best_effort_right_rate:.1%})"
+            f"class as best effort ({self.best_effort_right_rate:.1%}); "
+            f"{total['best_effort_right_top3']} among its first three"
         )
         return "\n".join(lines)
 
@@ -130,6 +135,8 @@ def evaluate_family_out(
             record=False,
         )
         chosen = sorted(families or {s.family for s in library.signatures})
+        cases_indexed = [i.case for i in indexed]
+        by_case = {i.case.name: i.incident_id for i in indexed}
         report = FamilyOutReport(families=chosen)
         options = DiagnoseOptions(confidence_threshold=threshold)
         for family in chosen:
@@ -142,7 +149,9 @@ def evaluate_family_out(
                     list(item.case.inputs),
                     options,
                     matcher=matcher,
-                    hybrid=answering.excluding([item.incident_id]),
+                    hybrid=answering.excluding(
+                        [by_case[c.name] for c in same_source(item.case, cases_indexed)]
+                    ),
                 )
                 top = diagnosis.root_causes[0] if diagnosis.root_causes else None
                 best_effort = diagnosis.status is Status.best_effort
@@ -160,6 +169,9 @@ def evaluate_family_out(
                         and top is not None
                         and top.best_effort
                         and top.failure_class == item.case.failure_class,
+                        right_in_top3=best_effort
+                        and item.case.failure_class
+                        in [c.failure_class for c in diagnosis.root_causes[:3]],
                     )
                 )
         return report

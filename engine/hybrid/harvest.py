@@ -1,29 +1,33 @@
 """What the best effort looks for besides the signature library: the abnormal lines no rule
-explains (exception lines, error severities, signals, exhausted resources, non-zero exits, NaN).
+explains (exception lines, error severities, signals, exhausted resources, non-zero exits,
+scheduler failure states, NaN).
 
 Consumes nothing itself; produces the `AbnormalLines` the one scan of the inputs runs beside the
 library (`denpex.evidence`): a small lexicon of generic patterns in `lexicon/`, compiled by the
-same matcher as the rules, and the judgement that keeps a line. Lines logged at warning level or
-below are left out: they are the chatter every healthy run prints.
+same matcher as the rules, and the judgement of each input's lexicon matches by
+`abnormal.is_abnormal` (by content, not only by level: a warning that reports a failure is
+abnormal, the benign chatter the lexicon names is not; a continuation line, such as a C++ frame
+stack, takes the judgement of the message it continues).
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
+from itertools import groupby
 from pathlib import Path
 
-from denpex.ingest.attribution import split_prefixes
+from denpex.events import Match
+from denpex.hybrid.abnormal import continues, is_abnormal, is_below_error
 from denpex.match.library import load_library
 from denpex.match.scan import AbnormalLines, Matcher
 
-_BELOW_ERROR = re.compile(
-    r"^(?:\S+ )?\[?[WID]\d{4} \d{2}:\d{2}:\d{2}"  # glog warning / info / debug
-    r"|^\[[WID] "  # PyTorch C++ warning prefix: [W socket.cpp:...]
-    r"|\b(?:WARN(?:ING)?|INFO|DEBUG|NOTICE)\b"
-    r"|\b[A-Z]\w*Warning\b"
-)
+__all__ = ["abnormal_lines", "is_below_error", "judged", "lexicon_matcher"]
+
+CONTINUED_WITHIN = 2
+"""A continuation line at most this many lines below the last message the lexicon saw
+continues it (c10's stack: the message, "Exception raised from ...", "frame #0: ...")."""
 
 
 @cache
@@ -33,15 +37,26 @@ def lexicon_matcher(backend: str = "auto", cache_dir: Path | None = None) -> Mat
     return Matcher(load_library(lexicon, cache_dir=cache_dir), backend, cache_dir)
 
 
-def is_below_error(text: str) -> bool:
-    return bool(_BELOW_ERROR.search(split_prefixes(text).message))
-
-
-def is_abnormal(text: str) -> bool:
-    """Whether a line the lexicon found is kept: anything not logged below error level."""
-    return not is_below_error(text)
+def judged(matches: Sequence[Match]) -> list[Match]:
+    """The lexicon matches of one input that report something wrong, one per line, in input
+    order. A continuation line takes the judgement of the message just above it."""
+    found: list[Match] = []
+    last: tuple[int, bool] | None = None  # line and judgement of the last message seen
+    for line, on_line_iter in groupby(
+        sorted(matches, key=lambda m: m.event.line), key=lambda m: m.event.line
+    ):
+        on_line = list(on_line_iter)
+        carried = last[1] if last is not None and line - last[0] <= CONTINUED_WITHIN else None
+        verdicts = [is_abnormal(m.event.text, m.signature, carried) for m in on_line]
+        if carried is None or not all(continues(m.signature) for m in on_line):
+            last = (line, any(verdicts))
+        else:
+            last = (line, carried)
+        if any(verdicts):
+            found.append(on_line[verdicts.index(True)])
+    return found
 
 
 def abnormal_lines(backend: str = "auto", cache_dir: Path | None = None) -> AbnormalLines:
     """The lexicon and the judgement, as the one scan of the inputs takes them."""
-    return AbnormalLines(lexicon_matcher(backend, cache_dir), is_abnormal)
+    return AbnormalLines(lexicon_matcher(backend, cache_dir), judged)

@@ -14,31 +14,38 @@ warning that says what was unavailable.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from denpex.errors import DenpexError
+from denpex.events import Match
 from denpex.evidence import Evidence
 from denpex.hybrid.chat import ChatModel, LiteLLMChat, LLMUnavailable
 from denpex.hybrid.excerpt import build_excerpt, query_templates
+from denpex.hybrid.fuse import Candidate, fuse
 from denpex.hybrid.harvest import abnormal_lines
 from denpex.hybrid.llm_answer import AnswerError, Checked, check_answer, parse_answer
 from denpex.hybrid.prompt import PromptMaterial, PromptTooLarge, build_prompt, render
 from denpex.hybrid.redact import Redactor
-from denpex.hybrid.retrieval_answer import retrieval_root_causes
+from denpex.hybrid.retrieval_answer import MAX_CAUSES, fused_root_causes
 from denpex.hybrid.settings import HybridSettings
 from denpex.hybrid.tokens import TokenCounter, TokenizerError
 from denpex.match.scan import AbnormalLines
-from denpex.match.signature import Role
-from denpex.models import Diagnosis, RootCause, Status
+from denpex.models import Diagnosis, RootCause, Source, Status
+from denpex.reason.abnormal import origin_of
 from denpex.retrieval.embedder import Embedder, SentenceTransformerEmbedder
 from denpex.retrieval.index import FaissIndex, VectorIndex
 from denpex.retrieval.similar import ClassVote, Neighbour, SimilarIncidents, vote
 from denpex.store.records import ExcerptLine, IncidentDraft, input_digests
 from denpex.store.store import IncidentStore, StoreError, open_store
 from denpex.timeline.order import OrderedTimeline
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _RETRIEVAL_ERRORS = (DenpexError, OSError, RuntimeError, ImportError, ValueError)
 
@@ -69,6 +76,8 @@ class HybridPath:
         self._index = index
         self._counter = counter
         self._similar: SimilarIncidents | None = None
+        self.token_ratio = 1.0
+        """The server's prompt token count over the local estimate, at least 1."""
 
     @property
     def similar(self) -> SimilarIncidents:
@@ -79,7 +88,9 @@ class HybridPath:
                 self._index = FaissIndex(
                     self.embedder.dim, self.embedder.name, self.settings.index_path
                 )
-            self._similar = SimilarIncidents(self.store, self.embedder, self._index)
+            self._similar = SimilarIncidents(
+                self.store, self.embedder, self._index, self._seed_vectors()
+            )
         return self._similar
 
     def _seed(self) -> None:
@@ -89,11 +100,26 @@ class HybridPath:
 
         seed_store(self.store, load_seed(), denpex_version=__version__, rules_version="seed")
 
+    def _seed_vectors(self) -> dict[str, np.ndarray]:
+        """The seed history's shipped vectors, when this embedder made them."""
+        digest = getattr(self.embedder, "digest", None)
+        if not self.settings.seed or digest is None:
+            return {}
+        from denpex.retrieval.seed import load_seed_vectors
+
+        return load_seed_vectors(digest)
+
     @property
     def counter(self) -> TokenCounter:
         if self._counter is None:
             self._counter = TokenCounter(self.settings.tokenizer_dir)
         return self._counter
+
+    def learn_token_ratio(self, estimated: int, reported: int | None) -> None:
+        """The server counts the prompt its own way (another tokenizer, a chat template);
+        when it says more than the local estimate, later budgets shrink by that ratio."""
+        if reported and estimated:
+            self.token_ratio = max(self.token_ratio, reported / estimated)
 
     def excluding(self, incident_ids: Sequence[str]) -> HybridPath:
         """The same path, blind to some incidents (leave-one-out evaluation)."""
@@ -120,6 +146,8 @@ class HybridPath:
 
 @dataclass
 class Observation:
+    harvested: list[Match]
+    """The abnormal lines no signature matched, in input order."""
     excerpt: list[ExcerptLine]
     templates: list[str]
     digests: dict[str, str]
@@ -150,13 +178,20 @@ class HybridCase:
         return self._observation
 
     def _observe(self, timeline: OrderedTimeline) -> Observation:
-        excerpt = build_excerpt(timeline, list(self.evidence.abnormal))
-        return Observation(excerpt, query_templates(excerpt), dict(self.evidence.digests))
+        harvested = list(self.evidence.abnormal)
+        excerpt = build_excerpt(timeline, harvested)
+        return Observation(
+            harvested, excerpt, query_templates(excerpt), dict(self.evidence.digests), []
+        )
+
+    def abnormal(self, timeline: OrderedTimeline) -> list[Match]:
+        """The abnormal lines no signature matched (the gate's test of a healthy run)."""
+        return list(self.evidence.abnormal)
 
     # the best-effort answer -----------------------------------------------------------------
 
     def best_effort(self, uncertain: Diagnosis, timeline: OrderedTimeline) -> Diagnosis:
-        """The gate's unconfident result, improved by retrieval and the LLM when they can."""
+        """The gate's unconfident result, fused with retrieval, lexical cues and the LLM."""
         if not self.path.answer:
             return uncertain
         seen = self.observe(timeline)
@@ -165,10 +200,8 @@ class HybridCase:
         rules_causes = list(uncertain.root_causes)
         retrieved = self._retrieve(seen)
         warnings = [*uncertain.warnings, *seen.warnings, *retrieved.warnings]
-        answer = retrieval_root_causes(
-            retrieved.votes, retrieved.neighbours, seen.excerpt, rules_causes
-        )
-        summary = _retrieval_summary(retrieved, seen.excerpt) if answer else ""
+        drafted_causes: list[RootCause] = []
+        drafted_summary = ""
         model = None
         if self.path.chat is not None:
             drafted, problem = self._ask(seen, rules_causes, retrieved.neighbours)
@@ -177,12 +210,13 @@ class HybridCase:
             if drafted is not None:
                 warnings += [f"LLM answer: {note}" for note in drafted.notes]
                 if drafted.causes:
-                    answer = drafted.causes + answer
-                    summary = "Best effort drafted by an LLM, not settled by a signature: " + (
-                        drafted.summary
-                    )
+                    drafted_causes, drafted_summary = drafted.causes, drafted.summary
                     model = self.path.chat.name
-        if not answer:
+        ranked = fuse(
+            rules_causes, retrieved.votes, [line.text for line in seen.excerpt], drafted_causes
+        )
+        if not any(source != "rules" for c in ranked for source in c.support):
+            # Nothing beyond the rules' own candidates: no best effort to add.
             return uncertain.model_copy(
                 update={
                     "status": Status.unknown,
@@ -190,13 +224,27 @@ class HybridCase:
                     "warnings": warnings,
                 }
             )
+        answer = fused_root_causes(
+            ranked[:MAX_CAUSES],
+            rules_causes=rules_causes,
+            drafted=drafted_causes,
+            votes=retrieved.votes,
+            neighbours=retrieved.neighbours,
+            excerpt=seen.excerpt,
+            origin=origin_of(seen.harvested) if seen.harvested else None,
+        )
+        summary = _fused_summary(ranked[0], answer[0], retrieved, seen.excerpt, drafted_summary)
         return uncertain.model_copy(
             update={
                 "status": Status.best_effort,
                 "summary": summary,
-                "root_causes": _distinct_classes([*answer, *rules_causes]),
+                "root_causes": _distinct_classes(
+                    [*answer, *(c for c in rules_causes if c.failure_class == "unknown")]
+                ),
                 "warnings": warnings,
-                "provenance": uncertain.provenance.model_copy(update={"model": model}),
+                "provenance": uncertain.provenance.model_copy(
+                    update={"model": model if answer[0].source is Source.llm else None}
+                ),
             }
         )
 
@@ -220,33 +268,39 @@ class HybridCase:
     def _ask(
         self, seen: Observation, rules_causes: list[RootCause], neighbours: list[Neighbour]
     ) -> tuple[Checked | None, str | None]:
+        """The LLM's checked draft, within the step's deadline. The server's own token count
+        (its `usage`) corrects the local estimate; the repair request is budgeted with it, and
+        re-rendered smaller when the first prompt, the reply and the repair do not all fit."""
         chat = self.path.chat
         assert chat is not None
+        deadline = time.monotonic() + chat.deadline_s
         hosts = {line.host for line in seen.excerpt if line.host}
         redactor = Redactor(hosts)
+        counter = self.path.counter
         try:
             incidents = {
                 i.id: i for i in self.path.store.incidents(n.incident_id for n in neighbours)
             }
-            prompt = build_prompt(
-                PromptMaterial(seen.excerpt, rules_causes, neighbours, incidents),
-                self.path.counter,
-                chat.prompt_budget(),
-                redactor,
-            )
-            reply = chat.complete(prompt.messages)
+            material = PromptMaterial(seen.excerpt, rules_causes, neighbours, incidents)
+            budget = int(chat.prompt_budget() / self.path.token_ratio)
+            prompt = build_prompt(material, counter, budget, redactor)
+            reply = chat.complete(prompt.messages, _left(deadline))
+            self.path.learn_token_ratio(prompt.tokens, reply.prompt_tokens)
             try:
-                answer = parse_answer(reply)
+                answer = parse_answer(reply.text)
             except AnswerError as problem:
                 repair = render("repair.j2", problem=str(problem))
-                reply = chat.complete(
-                    [
-                        *prompt.messages,
-                        {"role": "assistant", "content": reply},
-                        {"role": "user", "content": repair},
-                    ]
-                )
-                answer = parse_answer(reply)
+                tail = [
+                    {"role": "assistant", "content": reply.text},
+                    {"role": "user", "content": repair},
+                ]
+                extra = counter.count_messages(tail)
+                budget = int(chat.prompt_budget() / self.path.token_ratio) - extra
+                if prompt.tokens > budget:
+                    prompt = build_prompt(material, counter, budget, redactor)
+                second = chat.complete([*prompt.messages, *tail], _left(deadline))
+                self.path.learn_token_ratio(prompt.tokens + extra, second.prompt_tokens)
+                answer = parse_answer(second.text)
         except AnswerError as problem:
             return None, f"the reply was invalid twice ({problem})"
         except (LLMUnavailable, PromptTooLarge, TokenizerError, StoreError) as problem:
@@ -256,8 +310,13 @@ class HybridCase:
     # recording ------------------------------------------------------------------------------
 
     def record(self, diagnosis: Diagnosis, timeline: OrderedTimeline) -> Diagnosis:
-        """Stores the diagnosis as an incident; one the rules did not settle is queued."""
-        return self._record(diagnosis, timeline) if self.path.record else diagnosis
+        """Stores the diagnosis as an incident; one the rules did not settle is queued. This is
+        the case's last step: the spooled stdin is released."""
+        try:
+            return self._record(diagnosis, timeline) if self.path.record else diagnosis
+        finally:
+            if self.stdin is not None:
+                self.stdin.close()
 
     def _record(self, diagnosis: Diagnosis, timeline: OrderedTimeline) -> Diagnosis:
         seen = self.observe(timeline)
@@ -273,13 +332,38 @@ class HybridCase:
             queue=queue,
         )
         try:
-            self.path.store.add(draft, incident_id=self.incident_id)
+            self.path.store.add(without_secrets(draft), incident_id=self.incident_id)
         except StoreError as error:
             warning = f"the diagnosis was not recorded: {error}"
             return diagnosis.model_copy(
                 update={"curation_id": None, "warnings": [*diagnosis.warnings, warning]}
             )
         return diagnosis
+
+
+def without_secrets(draft: IncidentDraft) -> IncidentDraft:
+    """The draft with every credential, token, key and e-mail address in its text replaced:
+    the store never holds them (host names stay: they are where the operator acts)."""
+    redactor = Redactor()
+
+    def scrub(value: object) -> object:
+        if isinstance(value, str):
+            return redactor.redact_secrets(value)
+        if isinstance(value, list):
+            return [scrub(item) for item in value]
+        if isinstance(value, dict):
+            return {key: scrub(item) for key, item in value.items()}
+        return value
+
+    return IncidentDraft.model_validate(scrub(draft.model_dump(mode="json")))
+
+
+def _left(deadline: float) -> float:
+    """Seconds left before the LLM step's deadline; none left is the model being unavailable."""
+    left = deadline - time.monotonic()
+    if left < 1.0:
+        raise LLMUnavailable("no time left within the LLM step's deadline")
+    return left
 
 
 def _distinct_classes(causes: list[RootCause]) -> list[RootCause]:
@@ -298,17 +382,28 @@ def _quote(text: str, limit: int = 160) -> str:
     return f'"{text[: limit - 3]}..."' if len(text) > limit else f'"{text}"'
 
 
-def _retrieval_summary(retrieved: _Retrieved, excerpt: list[ExcerptLine]) -> str:
-    top = retrieved.votes[0]
-    nearest = top.neighbours[0]
-    evidence = next((line for line in excerpt if line.role == Role.root_cause.value), excerpt[0])
-    return (
-        f"Best effort from similar past incidents, not settled by a signature: likely "
-        f"{top.failure_class} ({top.share:.0%} of the similarity among the "
-        f"{len(retrieved.neighbours)} nearest known incident(s); nearest "
-        f"{nearest.incident_id[:12]} at {nearest.similarity:.2f}). First abnormal line: "
-        f"{_quote(evidence.text)}."
+def _fused_summary(
+    top: Candidate,
+    cause: RootCause,
+    retrieved: _Retrieved,
+    excerpt: list[ExcerptLine],
+    drafted_summary: str,
+) -> str:
+    ordered = sorted(top.support.items(), key=lambda item: -item[1])
+    sources = ", ".join(f"{name} {support:.2f}" for name, support in ordered)
+    where = f" on rank {cause.originating_rank}" if cause.originating_rank is not None else ""
+    evidence = cause.evidence[0] if cause.evidence else excerpt[0]
+    text = (
+        f"Best effort, not settled by a signature: likely {top.failure_class}{where} "
+        f"(confidence {cause.confidence:.2f}; support: {sources}"
     )
+    if retrieved.votes and top.support.get("retrieval"):
+        nearest = retrieved.votes[0].neighbours[0]
+        text += f"; nearest past incident {nearest.incident_id[:12]} at {nearest.similarity:.2f}"
+    text += f"). Evidence: {_quote(evidence.text)}."
+    if drafted_summary and cause.source is Source.llm:
+        text += f" Drafted by an LLM: {drafted_summary}"
+    return text
 
 
 def _unknown_summary(uncertain: Diagnosis, excerpt: list[ExcerptLine]) -> str:

@@ -2,8 +2,9 @@
 
 Consumes text about to leave the process (the LLM prompt) and the host names ingest attributed;
 produces the redacted text and a `Redactor` that restores the original values in the answer.
-Each distinct value gets one stable placeholder (`<<HOST_1>>`, `<<IP_2>>`, `<<SECRET_1>>`), so
-the model can still tell hosts apart and refer to them, and its references are restored.
+Each distinct value gets one stable placeholder (`<<HOST_1>>`, `<<IP_2>>`, `<<SECRET_1>>`,
+`<<EMAIL_1>>`), so the model can still tell hosts apart and refer to them, and its references
+are restored. `redact_secrets` is the part the incident store applies before it keeps anything.
 """
 
 from __future__ import annotations
@@ -14,19 +15,35 @@ from collections.abc import Iterable
 _SECRET_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
     re.compile(pattern)
     for pattern in (
-        # key=value and key: value for names that hold credentials (the value is the group)
-        r"(?i)\b(?:[\w-]*(?:api[_-]?key|token|secret|passw(?:or)?d|pwd|credential|auth)[\w-]*)"
-        r"\s*[=:]\s*['\"]?(?P<v>[^\s'\",;]{4,})",
-        r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})",
+        # URL user information, whatever characters the password holds (up to the last @ of
+        # the URL): scheme://user:password@host
+        r"[a-zA-Z][\w+.-]*://(?P<v>[^\s/@:]+:[^\s]*)@(?=[^\s@/]+)",
         r"(?P<v>-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----)",
+        # Authorization headers: Basic and Bearer credentials
+        r"(?i)\b(?:basic|bearer)\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})",
+        # --password X, --api-key=X, -p X style flags (the value is the group)
+        r"(?i)(?<![\w-])--?[\w-]*(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|"
+        r"access[_-]?key|credentials?)(?:[\w-]*)(?:=|\s+)(?P<v>(?!-)[^\s'\",;]+)",
+        # key=value and key: value for names that hold credentials (the value is the group)
+        r"(?i)\b(?:[\w-]*(?:api[_-]?key|token|secret|passw(?:or)?d|pwd|credential|auth|"
+        r"accountkey|access[_-]?key|sharedaccess(?:key|signature))[\w-]*)"
+        r"\s*[=:]\s*['\"]?(?P<v>[^\s'\",;&]{4,})",
         r"\b(?P<v>sk-[A-Za-z0-9_-]{16,})",
         r"\b(?P<v>hf_[A-Za-z0-9]{20,})",
         r"\b(?P<v>gh[pousr]_[A-Za-z0-9]{20,})",
+        r"\b(?P<v>github_pat_[A-Za-z0-9_]{20,})",
+        r"\b(?P<v>glpat-[A-Za-z0-9_-]{20,})",
         r"\b(?P<v>xox[abprs]-[A-Za-z0-9-]{10,})",
+        # cloud keys: AWS access key ids, Google API keys, Azure storage keys, JWTs
         r"\b(?P<v>(?:AKIA|ASIA)[0-9A-Z]{16})\b",
+        r"\b(?P<v>AIza[0-9A-Za-z_-]{35})",
+        r"(?<![\w+/])(?P<v>[A-Za-z0-9+/]{86}==)",
         r"\b(?P<v>eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})",
-        r"://[^\s/:@]+:(?P<v>[^\s/@]+)@",  # the password in user:password@host URLs
     )
+)
+_EMAIL = re.compile(
+    r"(?<![\w.+-])(?P<v>[A-Za-z0-9][\w.+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})"
+    r"(?![\w-])"
 )
 _IP_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(
@@ -38,12 +55,19 @@ _IP_PATTERNS: tuple[re.Pattern[str], ...] = (
         r"|::(?:[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{1,4})*))(?![\w:])"
     ),
 )
+_TLDS = (
+    "com|net|org|io|ai|dev|cloud|local|internal|lan|corp|cluster|edu|gov|svc|info|biz|co|app|"
+    "tech|site|us|uk|de|fr|nl|ch|se|eu|cn|jp|kr|tw|sg|in|ca|au|ru|br|es|it|pl|fi|no|hpc|priv|"
+    "intra|intranet|home|arpa|localdomain|compute"
+)
 _HOST_PATTERNS: tuple[re.Pattern[str], ...] = (
-    # Fully qualified names under the suffixes clusters use.
+    # Fully qualified names under the suffixes clusters and the public DNS use.
     re.compile(
         r"(?i)(?<![\w.-])(?P<v>(?=[a-z0-9-]*[a-z])[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*"
-        r"\.(?:com|net|org|io|ai|dev|cloud|local|internal|lan|corp|cluster|edu|gov|svc))(?![\w-])"
+        rf"\.(?:{_TLDS}))(?![\w-])"
     ),
+    # Cloud instance names that spell their address: ip-10-0-1-75, ip-10-0-1-75.ec2.internal.
+    re.compile(r"(?i)(?<![\w-])(?P<v>ip-\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}(?:\.[a-z0-9-]+)*)"),
     # Values of fields that name a host: "host      : gpu-042", "hostname=node7".
     re.compile(r"(?i)\b(?:host(?:name)?|node(?:name)?)\s*[:=]\s*(?P<v>[A-Za-z0-9][\w.-]*)"),
 )
@@ -87,16 +111,23 @@ class Redactor:
         )
 
     def redact(self, text: str) -> str:
-        text = self._replace_groups(text, _SECRET_PATTERNS, "SECRET")
-        # Whole qualified names before the bare host names they may contain.
+        text = self.redact_secrets(text)
+        # Whole qualified names before the bare host names they may contain; a known host
+        # takes the domain that follows it with it (gpu-042.cluster.example, not <<HOST_1>>...).
         text = self._replace_groups(text, _HOST_PATTERNS, "HOST")
         for host in self._hosts:
             text = re.sub(
-                rf"(?<![\w.-]){re.escape(host)}(?![\w-])",
-                lambda _found, host=host: self._placeholder("HOST", host),
+                rf"(?<![\w.-]){re.escape(host)}(?:\.[A-Za-z0-9-]+)*(?![\w-])",
+                lambda found: self._placeholder("HOST", found.group(0)),
                 text,
             )
         return self._replace_groups(text, _IP_PATTERNS, "IP")
+
+    def redact_secrets(self, text: str) -> str:
+        """Credentials, tokens, keys and e-mail addresses only (what the incident store must
+        never hold; host names and addresses are the operator's own and stay)."""
+        text = self._replace_groups(text, _SECRET_PATTERNS, "SECRET")
+        return self._replace_groups(text, (_EMAIL,), "EMAIL")
 
     def restore(self, text: str) -> str:
         if "<<" not in text:

@@ -1,16 +1,22 @@
-"""The best-effort answer from similar past incidents alone.
+"""The best-effort answer as root causes: one per fused candidate class.
 
-Consumes the class vote over the nearest labelled incidents, the excerpt of this failure and
-the rules' own (unconfident) candidates; produces `RootCause`s with source `retrieval` and
-`best_effort` true. Evidence is the lines of this input that resemble the neighbours' lines
-most; the originating rank and host are only filled in when a rules candidate of the same class
-determined them, never guessed from the neighbours.
+Consumes the fused candidates (`fuse.py`), the class vote over the nearest labelled incidents,
+the excerpt of this failure, the rules' own (unconfident) candidates and the LLM's checked
+draft; produces `RootCause`s with `best_effort` true and the fused confidence. A class the LLM
+drafted keeps its checked cause; one the rules named keeps theirs (evidence, origin, next
+steps) unless retrieval weighs more for it; one only retrieval named is
+told as a vote, with the lines of this input that resemble the neighbours' most; one only cues
+named cites the lines the cues are on. The origin is never taken from the neighbours: it is
+the same-class candidate's, else the rules' top candidate's, else the one the abnormal lines'
+attribution determines (`denpex.reason.abnormal.origin_of`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from denpex.events import Attribution
+from denpex.hybrid.fuse import Candidate, load_cues
 from denpex.models import Evidence, Explains, RootCause, Source
 from denpex.retrieval.similar import ClassVote, Neighbour
 from denpex.store.records import ExcerptLine, LabelSource
@@ -112,3 +118,91 @@ def retrieval_root_causes(
     return [
         root_cause_from_vote(vote, neighbours, excerpt, rules_causes) for vote in votes[:MAX_CAUSES]
     ]
+
+
+_SOURCES = {"rules": Source.rules, "retrieval": Source.retrieval, "llm": Source.llm}
+
+
+def _cue_cause(candidate: Candidate, excerpt: Sequence[ExcerptLine]) -> RootCause:
+    fc = failure_class(candidate.failure_class)
+    names = [s.split(":", 1)[1] for s in candidate.support if s.startswith("cue:")]
+    cues = [c for c in load_cues().cues if c.name in names]
+    lines = [line for line in excerpt if any(c.pattern.search(line.text) for c in cues)]
+    return RootCause(
+        failure_class=fc.id,
+        category=fc.category,
+        signature_id=None,
+        confidence=candidate.confidence,
+        source=Source.rules,
+        best_effort=True,
+        title=f"The abnormal lines speak of {', '.join(names)}, a sign of {fc.id}",
+        caveat=(
+            "Best effort: no signature settled this failure; words in its abnormal lines point "
+            f"at this class. {fc.id} means: {fc.meaning}."
+        ),
+        evidence=[evidence_of(line) for line in lines[:EVIDENCE_LINES]],
+        next_steps=["Read the cited lines and what precedes them."],
+        owner=fc.owner,
+    )
+
+
+def _placed(cause: RootCause, origin: Attribution | None) -> RootCause:
+    if cause.originating_rank is not None or origin is None:
+        return cause
+    if cause.originating_host is not None and origin.host != cause.originating_host:
+        return cause
+    return cause.model_copy(
+        update={
+            "originating_rank": origin.rank,
+            "originating_host": origin.host,
+            "originating_local_rank": origin.local_rank,
+        }
+    )
+
+
+def fused_root_causes(
+    ranked: Sequence[Candidate],
+    *,
+    rules_causes: Sequence[RootCause],
+    drafted: Sequence[RootCause],
+    votes: Sequence[ClassVote],
+    neighbours: Sequence[Neighbour],
+    excerpt: Sequence[ExcerptLine],
+    origin: Attribution | None,
+) -> list[RootCause]:
+    """One best-effort cause per candidate, in the fused order."""
+    placed_by_rules = next(
+        (c for c in rules_causes if c.originating_rank is not None or c.originating_host), None
+    )
+    if placed_by_rules is not None:
+        origin = Attribution(
+            rank=placed_by_rules.originating_rank,
+            host=placed_by_rules.originating_host,
+            local_rank=placed_by_rules.originating_local_rank,
+        )
+    causes = []
+    for candidate in ranked:
+        cls = candidate.failure_class
+        ruled = next((c for c in rules_causes if c.failure_class == cls), None)
+        llm = next((c for c in drafted if c.failure_class == cls), None)
+        voted = next((v for v in votes if v.failure_class == cls), None)
+        lead = candidate.leading_source
+        if llm is not None:  # the model's cause cites its lines and says why
+            cause = llm
+        elif ruled is not None and (lead in ("rules", "cue") or voted is None):
+            cause = ruled
+        elif voted is not None:
+            cause = root_cause_from_vote(voted, neighbours, excerpt, rules_causes)
+        else:
+            cause = _cue_cause(candidate, excerpt)
+        cause = cause.model_copy(
+            update={
+                "confidence": candidate.confidence,
+                "best_effort": True,
+                "source": cause.source
+                if cause.source is not Source.rules
+                else _SOURCES.get(lead, Source.rules),
+            }
+        )
+        causes.append(_placed(cause, origin))
+    return causes

@@ -18,11 +18,17 @@ class LLMSettings:
     """Any litellm model string, e.g. `openai/gpt-4o-mini` or `ollama/llama3`."""
     api_base: str | None = None
     api_key: str | None = None
-    """None lets litellm use the provider's usual environment variable."""
-    timeout_s: float = 60.0
+    """None lets litellm use the provider's usual environment variable; a server on this
+    machine needs none."""
+    timeout_s: float = 120.0
+    """One request's wait. A small model on a CPU takes minutes; raise it for one."""
     context_tokens: int | None = None
     """The model's context window; None asks litellm's model map, else `FALLBACK_CONTEXT`."""
     max_answer_tokens: int = 1500
+    """The answer budget (the request's max_tokens), kept free of the prompt."""
+    deadline_s: float = 300.0
+    """The whole LLM step of one diagnosis (the request and its repair) ends by then; what is
+    left of it bounds each request's timeout."""
 
 
 @dataclass(frozen=True)

@@ -89,10 +89,10 @@ class ScannedInput:
 @dataclass(frozen=True)
 class AbnormalLines:
     """A generic pattern set run over the same chunks as the library, for the lines no
-    signature explains, and the caller's judgement of a line's text (kept when it says so)."""
+    signature explains, and the caller's judgement of one input's matches (those it keeps)."""
 
     matcher: Matcher
-    keep: Callable[[str], bool]
+    judge: Callable[[list[Match]], list[Match]]
 
 
 class _Digest:
@@ -245,7 +245,7 @@ class Matcher:
             if abnormal is not None:
                 lexicon = abnormal.matcher._abnormal
                 keep(
-                    abnormal.matcher._matches_in(chunk, context, lexicon, accept=abnormal.keep),
+                    abnormal.matcher._matches_in(chunk, context, lexicon),
                     generic,
                 )
             if head_window is None:
@@ -274,6 +274,8 @@ class Matcher:
             if match.event.line not in explained and match.event.line not in seen_lines:
                 seen_lines.add(match.event.line)
                 found.append(match)
+        if abnormal is not None:
+            found = abnormal.judge(found)
         return ScannedInput(
             item.name,
             item.relative,

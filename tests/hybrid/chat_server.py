@@ -25,12 +25,15 @@ class Scripted:
     reply: Responder | None = None
     status: int = 200
     delay_s: float = 0.0
+    prompt_tokens: int = 1
+    """What the reply's `usage` says the prompt cost."""
 
 
 @dataclass
 class ChatServer:
     script: list[Scripted] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
 
     @property
@@ -46,6 +49,7 @@ class ChatServer:
                 length = int(self.headers.get("content-length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 server.requests.append(body)
+                server.headers.append(dict(self.headers))
                 step = server.script.pop(0) if server.script else Scripted(status=503)
                 if step.delay_s:
                     time.sleep(step.delay_s)
@@ -67,7 +71,11 @@ class ChatServer:
                                 "finish_reason": "stop",
                             }
                         ],
-                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                        "usage": {
+                            "prompt_tokens": step.prompt_tokens,
+                            "completion_tokens": 1,
+                            "total_tokens": step.prompt_tokens + 1,
+                        },
                     },
                 )
 

@@ -30,7 +30,9 @@ def test_a_confirmed_cause_answers_the_next_similar_failure(tmp_path: Path, embe
     store = str(tmp_path / "incidents.db")
     strict = ["--threshold", "0.99", "--store", store, "-f", "json"]
     first = json.loads(run("diagnose", str(CORPUS / "killed-rank0"), *strict).stdout)
-    assert first["status"] == "unknown"
+    # No past incident yet: the rules' candidates and the lines' words are all there is.
+    assert first["status"] in ("unknown", "best_effort")
+    assert all(cause["source"] != "retrieval" for cause in first["root_causes"])
     queued = first["curation_id"]
     listed = run("curate", "list", "--store", store).stdout
     assert listed.startswith(queued[:12]) and "queued" in listed
@@ -258,5 +260,6 @@ def test_the_default_store_answers_an_unsettled_failure_from_the_seed_history(
     )
     diagnosis = json.loads(result.stdout)
     assert diagnosis["status"] == "best_effort"
-    assert diagnosis["root_causes"][0]["source"] == "retrieval"
+    assert diagnosis["root_causes"][0]["best_effort"]
+    assert "nearest past incident" in diagnosis["summary"]  # the seed history took part
     assert diagnosis["curation_id"]

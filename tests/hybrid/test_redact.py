@@ -56,3 +56,85 @@ def test_loopback_versions_and_times_are_left_alone() -> None:
     redactor = Redactor()
     assert redactor.redact(line) == line
     assert redactor.replaced == 0
+
+
+# One line of each kind, in the forms programs print them. The AWS key is AWS's documented
+# example; the others follow the providers' published formats.
+SECRETS_LOG = "".join(
+    line + "\n"
+    for line in (
+        "[rank1]: requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url:"
+        " https://loader:p@ss/w0rd:x@datasets.corp.example.com/shard-3",
+        "[rank1]: ERROR sending headers {'Authorization': 'Basic"
+        " bG9hZGVyOnMzY3IzdC1wYXNzd29yZA=='} failed",
+        "[rank1]: ERROR sending headers {'Authorization': 'Bearer"
+        " ya29.a0AfH6SMBx3kz9Q0example0token0value'} failed",
+        "[rank1]: ERROR: command failed: python fetch.py --password hunter2-Secret! --user svc",
+        "[rank1]: botocore.exceptions.ClientError: An error occurred (403)"
+        " for AKIAIOSFODNN7EXAMPLE",
+        "[rank1]: ERROR google api key AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY rejected",
+        "[rank1]: ERROR notification to alice.smith@example.org failed",
+        "[rank1]: ERROR connection to gpu-042.us-west-2.compute.internal failed:"
+        " Connection refused",
+    )
+)
+SECRET_VALUES = (
+    "p@ss/w0rd:x",
+    "bG9hZGVyOnMzY3IzdC1wYXNzd29yZA==",
+    "ya29.a0AfH6SMBx3kz9Q0example0token0value",
+    "hunter2-Secret!",
+    "AKIAIOSFODNN7EXAMPLE",
+    "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+    "alice.smith@example.org",
+)
+HOSTS = ("gpu-042.us-west-2.compute.internal", "datasets.corp.example.com", "us-west-2")
+
+
+def test_every_kind_of_secret_is_redacted_and_restored() -> None:
+    redactor = Redactor()
+    redacted = redactor.redact(SECRETS_LOG)
+    for value in (*SECRET_VALUES, *HOSTS):
+        assert value not in redacted, value
+    assert redactor.restore(redacted) == SECRETS_LOG
+
+
+def test_a_known_host_takes_its_whole_domain_with_it() -> None:
+    redactor = Redactor(hosts=["gpu-042"])
+    redacted = redactor.redact(
+        "NCCL WARN Net : Connection closed by remote peer gpu-042.cluster.example<41312>"
+    )
+    assert "cluster.example" not in redacted and "gpu-042" not in redacted
+
+
+def test_no_secret_reaches_the_prompt_or_the_store(indexed, tmp_path) -> None:
+    import json
+    import shutil
+
+    from denpex.pipeline import diagnose
+    from denpex.store.store import sqlite_path
+    from tests.hybrid.chat_server import ChatServer, Scripted
+    from tests.hybrid.support import answering_path, case_inputs
+    from tests.hybrid.test_llm_budget import chat, cite_first_line
+    from tests.hybrid.test_llm_http import WITHOUT_PYTHON
+
+    for path in case_inputs("ckpt-size"):
+        shutil.copy(path, tmp_path)
+    (tmp_path / "fetch.log").write_text(SECRETS_LOG)
+    server = ChatServer().start()
+    try:
+        server.script = [Scripted(cite_first_line)]
+        recorder, _ = indexed
+        path = answering_path(recorder, chat=chat(server, api_key="k"), record=True)
+        diagnosis = diagnose([str(tmp_path)], matcher=WITHOUT_PYTHON, hybrid=path)
+    finally:
+        server.stop()
+    assert diagnosis.curation_id is not None
+    sent = json.dumps(server.requests)
+    assert "ya29" not in sent and len(server.requests) == 1
+    for value in (*SECRET_VALUES, *HOSTS):
+        assert value not in sent, value
+    database = sqlite_path(recorder.settings.store_url)
+    assert database is not None
+    kept = b"".join(p.read_bytes() for p in database.parent.glob(database.name + "*"))
+    for value in SECRET_VALUES:
+        assert value.encode() not in kept, value

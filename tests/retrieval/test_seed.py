@@ -41,3 +41,46 @@ def test_seeding_adds_each_incident_once_confirmed_with_its_label(tmp_path: Path
     assert first.confirmed_note == seed[0].source
     assert first.templates == list(seed[0].templates)
     assert store.count() == 5
+
+
+def test_the_seed_vectors_ship_for_every_template_with_the_models_digest() -> None:
+    from denpex.retrieval.embedder import SentenceTransformerEmbedder
+    from denpex.retrieval.seed import load_seed_vectors
+
+    vectors = load_seed_vectors(SentenceTransformerEmbedder().digest)
+    assert {t for item in load_seed() for t in item.templates} <= set(vectors), (
+        "rebuild with python -m denpex.retrieval.seed --write"
+    )
+    assert load_seed_vectors("the digest of another model") == {}
+
+
+class _Counting:
+    """The real embedder, counting the lines it is asked to embed."""
+
+    def __init__(self) -> None:
+        from denpex.retrieval.embedder import SentenceTransformerEmbedder
+
+        self.inner = SentenceTransformerEmbedder()
+        self.embedded = 0
+        self.name, self.digest = self.inner.name, self.inner.digest
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def encode(self, texts):  # type: ignore[no-untyped-def]
+        self.embedded += len(texts)
+        return self.inner.encode(texts)
+
+
+def test_the_first_retrieval_reads_the_seed_vectors_instead_of_embedding_them(
+    tmp_path: Path,
+) -> None:
+    from denpex.hybrid.path import HybridPath
+    from denpex.hybrid.settings import HybridSettings
+
+    embedder = _Counting()
+    settings = HybridSettings(store_url=store_url(str(tmp_path / "s.db")), seed=True)
+    path = HybridPath(settings, embedder=embedder)
+    assert path.similar.sync() > 100
+    assert embedder.embedded == 0

@@ -1,0 +1,92 @@
+"""Whether one line is abnormal: the judgement behind the excerpt and behind `no_failure`.
+
+Consumes one line's text and the lexicon signature (`lexicon/`) the matcher found on it;
+produces a yes or no. A pure function of the line, so any scan can call it. The lexicon says
+how much a line's content weighs, as data: each signature's `confidence` is how strongly its
+match reports a failure by itself, whatever level the line was logged at.
+
+- `continuation` signatures (a C++ exception's frame stack) take the judgement of the message
+  they continue, passed in as `carried`; on their own they are abnormal;
+- a line logged at error level, or at no level, is abnormal when any lexicon signature matches;
+- a warning is abnormal when its content reports a failure (confidence >= `REPORTS_FAILURE`):
+  "NCCL WARN ... failed", "... Connection refused";
+- an info or debug line, or a Python warning (advice, e.g. a UserWarning that mentions a
+  "Failure to do this"), only when its content reports a failure whatever the level
+  (confidence >= `WHATEVER_LEVEL`): a scheduler's failure state, a signal death.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import IntEnum
+
+from denpex.ingest.attribution import split_prefixes
+from denpex.match.signature import Signature
+
+CONTINUATION_FAMILY = "continuation"
+REPORTS_FAILURE = 0.2
+"""A lexicon signature at least this confident marks a warning as abnormal."""
+WHATEVER_LEVEL = 0.5
+"""A lexicon signature at least this confident marks even an info or debug line abnormal."""
+
+
+class Level(IntEnum):
+    debug = 0
+    info = 1
+    warning = 2
+    error = 3
+    none = 4
+    """No level marker: what programs print to stderr when they die."""
+
+
+_GLOG = r"^(?:\S+ )?\[?{}\d{{4}} \d{{2}}:\d{{2}}:\d{{2}}|^\[{} "
+_LEVELS: tuple[tuple[Level, re.Pattern[str]], ...] = (
+    (
+        Level.error,
+        re.compile(_GLOG.format("[EF]", "[EF]") + r"|(?<!=)\b(?:ERROR|FATAL|CRITICAL)\b(?!=)"),
+    ),
+    (
+        Level.warning,
+        re.compile(_GLOG.format("W", "W") + r"|(?<!=)\bWARN(?:ING)?\b(?!=)|\twarn(?:ing)?\t"),
+    ),
+    (
+        Level.info,
+        re.compile(
+            _GLOG.format("[ID]", "[ID]")
+            + r"|(?<!=)\b(?:INFO|DEBUG|NOTICE|TRACE)\b(?!=)|\t(?:info|debug|trace)\t"
+            + r"|\b[A-Z]\w*Warning\b"  # Python's warnings module: advice, not a failure
+        ),
+    ),
+)
+
+
+def level_of(text: str) -> Level:
+    """The level a line was logged at, read after its launcher prefixes."""
+    message = split_prefixes(text).message
+    for level, pattern in _LEVELS:
+        if pattern.search(message):
+            return level
+    return Level.none
+
+
+def is_below_error(text: str) -> bool:
+    return level_of(text) in (Level.debug, Level.info, Level.warning)
+
+
+def continues(signature: Signature) -> bool:
+    """Whether lines of this signature continue the message above them."""
+    return signature.family == CONTINUATION_FAMILY
+
+
+def is_abnormal(text: str, signature: Signature, carried: bool | None = None) -> bool:
+    """Whether a line the lexicon signature `signature` matched reports something wrong.
+    `carried` is the judgement of the message a continuation line continues, None when the
+    line continues nothing the scan saw (or is no continuation)."""
+    if continues(signature) and carried is not None:
+        return carried
+    level = level_of(text)
+    if level >= Level.error:
+        return True
+    if level is Level.warning:
+        return signature.confidence >= REPORTS_FAILURE
+    return signature.confidence >= WHATEVER_LEVEL

@@ -1,0 +1,172 @@
+"""The best effort fuses what is known; it never overrides a rules answer on a hunch.
+
+Consumes the rules' unconfident candidates (partial answers: symptom-only culprits, generic
+exceptions, low-prior signatures), the class vote of the nearest past incidents and the lexical
+cues in this failure's abnormal lines (`lexicon/cues.yaml`) and, when a model is configured,
+the LLM's checked draft; produces failure classes ranked by
+a fused score, each with a calibrated confidence and the share each source contributed.
+
+Each source gives a class a degree of support in [0, 1]: a rules candidate its confidence (a
+partial one, discounted), a retrieval vote its share times its nearest neighbour's similarity,
+a cue its weight. Sources combine as independent witnesses (noisy-OR with one weight per
+source). A specific rules candidate keeps first place unless another class's fused score beats
+it by `OVERRIDE_MARGIN`: the best effort adds to the rules and never undoes them on weak
+evidence. Confidence is the fused score scaled by `CALIBRATION`, measured on the labelled sets
+(`denpex hybrid eval-family-out evals/corpus evals/heldout`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from denpex.models import RootCause
+from denpex.retrieval.similar import ClassVote
+
+RULES_WEIGHT = 1.0
+PARTIAL_WEIGHT = 0.3
+"""A symptom-only or generic rules candidate counts this much of its confidence."""
+RETRIEVAL_WEIGHT = 0.6
+CUE_WEIGHT = 0.3
+EARLY_LINES = 3
+LATE = 0.5
+LLM_WEIGHT = 0.6
+OVERRIDE_MARGIN = 0.15
+CALIBRATION = 2.0
+"""Fused scores are small (witnesses are weighed down); doubled, they match the share of right
+answers: expected calibration error 0.10 over the 147 best efforts of the family-out and
+unconfident cases of evals/corpus + evals/heldout (0.34 unscaled)."""
+MAX_CONFIDENCE = 0.95
+"""A best effort is never certain."""
+CUES_ONLY_CONFIDENCE = 0.35
+"""Words alone, with no rules candidate, past incident or model behind them, stay a hint."""
+UNKNOWN = "unknown"
+SYMPTOM_ONLY = "Inferred from symptoms only"
+
+
+_PATH = re.compile(r"(?:[\w.~-]*/)+[\w.-]*")
+"""A file path: its words name files, not what went wrong."""
+
+
+@dataclass(frozen=True)
+class Cue:
+    name: str
+    pattern: re.Pattern[str]
+    classes: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Cues:
+    cues: tuple[Cue, ...]
+    generic: frozenset[str]
+
+
+@cache
+def load_cues(path: Path | None = None) -> Cues:
+    """The cue table shipped in `lexicon/cues.yaml` (or another file of the same shape)."""
+    path = path or Path(str(resources.files("denpex.hybrid").joinpath("lexicon", "cues.yaml")))
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    cues = tuple(
+        Cue(name, re.compile(body["pattern"]), dict(body["classes"]))
+        for name, body in data["cues"].items()
+    )
+    return Cues(cues, frozenset(data.get("generic_classes", [])))
+
+
+@dataclass
+class Candidate:
+    failure_class: str
+    score: float = 0.0
+    support: dict[str, float] = field(default_factory=dict)
+    """Source ("rules", "retrieval", "cue:<name>") -> its support for this class."""
+
+    @property
+    def confidence(self) -> float:
+        ceiling = MAX_CONFIDENCE if not self.cues_only else CUES_ONLY_CONFIDENCE
+        return round(min(self.score * CALIBRATION, ceiling), 3)
+
+    @property
+    def cues_only(self) -> bool:
+        return all(source.startswith("cue:") for source in self.support)
+
+    @property
+    def leading_source(self) -> str:
+        return max(self.support, key=lambda s: self.support[s]).split(":", 1)[0]
+
+
+def is_partial(cause: RootCause, cues: Cues) -> bool:
+    """A rules candidate that only says something failed, or only what its symptoms imply."""
+    return cause.failure_class in cues.generic or cause.caveat.startswith(SYMPTOM_ONLY)
+
+
+def cue_support(lines: Sequence[str], cues: Cues) -> dict[str, dict[str, float]]:
+    """Class -> {cue name: weight} for the cues found on the lines. A cue on one of the first
+    `EARLY_LINES` lines (the excerpt is in causal order) counts fully, a later one `LATE`."""
+    lines = [_PATH.sub(" ", line) for line in lines]
+    found: dict[str, dict[str, float]] = {}
+    for cue in cues.cues:
+        position = next((i for i, line in enumerate(lines) if cue.pattern.search(line)), None)
+        if position is None:
+            continue
+        reach = 1.0 if position < EARLY_LINES else LATE
+        for cls, weight in cue.classes.items():
+            found.setdefault(cls, {})[f"cue:{cue.name}"] = weight * reach
+    return found
+
+
+def fuse(
+    rules_causes: Sequence[RootCause],
+    votes: Sequence[ClassVote],
+    lines: Sequence[str],
+    drafted: Sequence[RootCause] = (),
+    cues: Cues | None = None,
+) -> list[Candidate]:
+    """Failure classes ranked by fused support, best first; `unknown` never among them."""
+    cues = cues or load_cues()
+    candidates: dict[str, Candidate] = {}
+
+    def add(cls: str, source: str, support: float) -> None:
+        if cls == UNKNOWN or support <= 0.0:
+            return
+        candidate = candidates.setdefault(cls, Candidate(cls))
+        candidate.support[source] = max(candidate.support.get(source, 0.0), support)
+
+    for cause in rules_causes:
+        weight = PARTIAL_WEIGHT if is_partial(cause, cues) else RULES_WEIGHT
+        add(cause.failure_class, "rules", weight * cause.confidence)
+    for vote in votes:
+        nearest = max(n.similarity for n in vote.neighbours)
+        add(vote.failure_class, "retrieval", RETRIEVAL_WEIGHT * vote.share * nearest)
+    for cause in drafted:
+        add(cause.failure_class, "llm", LLM_WEIGHT * cause.confidence)
+    for cls, found in cue_support(lines, cues).items():
+        for name, weight in found.items():
+            add(cls, name, CUE_WEIGHT * weight)
+    for candidate in candidates.values():
+        doubt = 1.0
+        for support in candidate.support.values():
+            doubt *= 1.0 - support
+        candidate.score = 1.0 - doubt
+    ranked = sorted(candidates.values(), key=lambda c: -c.score)
+    return _rules_first(ranked, rules_causes, cues)
+
+
+def _rules_first(
+    ranked: list[Candidate], rules_causes: Sequence[RootCause], cues: Cues
+) -> list[Candidate]:
+    """The rules' specific top candidate stays first unless beaten by `OVERRIDE_MARGIN`."""
+    specific = next(
+        (c for c in rules_causes if c.failure_class != UNKNOWN and not is_partial(c, cues)), None
+    )
+    if specific is None or not ranked or specific is not rules_causes[0]:
+        return ranked
+    own = next(c for c in ranked if c.failure_class == specific.failure_class)
+    if ranked[0] is own or ranked[0].score - own.score > OVERRIDE_MARGIN:
+        return ranked
+    return [own, *(c for c in ranked if c is not own)]

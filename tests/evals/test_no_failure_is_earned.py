@@ -1,0 +1,44 @@
+"""`no_failure` is earned: rules only (no store), no labelled failure of the corpus or the
+held-out set is called healthy, and every healthy run still is (tests/match/test_healthy.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from denpex.evaluate import case_dirs, case_inputs, load_expected
+from denpex.models import Status
+from tests.conftest import REPO, diagnose_paths
+
+SETS = (REPO / "evals" / "corpus", REPO / "evals" / "heldout")
+UNDETERMINED = {
+    # Nothing abnormal is printed: a loss of 4.27 between steps at 0.80 and 0.77 (a spike the
+    # line judgement cannot see without the run's history of losses) ...
+    "issue-haotian-liu-llava-918",
+    # ... and a Gloo rank that listens and is never joined, beside an Envoy sidecar's debug
+    # chatter: no line says anything failed.
+    "issue-kubeflow-trainer-1636",
+}
+FAILING = [
+    pytest.param(
+        case,
+        id=case.name,
+        marks=[pytest.mark.xfail(strict=True, reason="no line says anything failed")]
+        if case.name in UNDETERMINED
+        else [],
+    )
+    for s in SETS
+    for case in case_dirs(s)
+    if load_expected(case).expect_failure
+]
+
+
+def test_there_are_failing_cases() -> None:
+    assert len(FAILING) > 100
+
+
+@pytest.mark.parametrize("case", FAILING)
+def test_a_failing_run_is_never_called_healthy(case: Path) -> None:
+    diagnosis = diagnose_paths(case_inputs(case))
+    assert diagnosis.status is not Status.no_failure, diagnosis.summary

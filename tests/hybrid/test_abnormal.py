@@ -1,0 +1,103 @@
+"""The abnormal-line judgement: by what a line says, not only by the level it was logged at."""
+
+from __future__ import annotations
+
+import pytest
+
+from denpex.hybrid.abnormal import Level, is_abnormal, level_of
+from denpex.hybrid.harvest import lexicon_matcher
+
+
+def judged(text: str, carried: bool | None = None) -> bool:
+    """The judgement of one line, as the harvest makes it (the lexicon's winning signature)."""
+    hits = lexicon_matcher().scan_text(text)
+    return any(is_abnormal(text, hit.signature, carried) for hit in hits)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # NCCL's WARN lines report failures (include/shm.h, misc/socket.cc, transport/net_ib.cc).
+        "gpu2-ru7:2143:2561 [1] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : "
+        "No space left on device",
+        "a100-st-p4d24xlarge-22:183006:183181 [1] misc/socket.cc:538 NCCL WARN Net : Connection "
+        "closed by remote peer a100-st-p4d24xlarge-22<41312>",
+        # nccl-tests' NCCLCHECK: "%s: Test NCCL failure %s:%d '%s'".
+        "node01: Test NCCL failure common.cu:1005 'unhandled system error (run with "
+        "NCCL_DEBUG=INFO for details) / '",
+        # text-generation-launcher's main() returning the router's warm-up error.
+        'Error: Warmup(Generation("Not enough memory to handle 4096 prefill tokens. You need to '
+        'decrease `--max-batch-prefill-tokens`"))',
+        # An exception class that is not called ...Error: the module-qualified traceback tail.
+        "quillpack.errors.ShardFooterCorrupt: footer checksum 0x9f3a1c22 does not match "
+        "0x00000000 in shard-00017.qpk",
+        # A watchdog's C++ stack pasted without its header line.
+        "[rank1]: frame #4: c10d::ProcessGroupNCCL::watchdogHandler() + 0x1a0 (0x7f8a6c5f1a50 "
+        "in /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so)",
+        # Launchers' death summaries.
+        "Root Cause (first observed failure):",
+        "mpirun noticed that process rank 0 with PID 4121 on node gpu-07 exited on signal 9 "
+        "(Killed).",
+        # Scheduler failure states: sacct, a Kubernetes job condition, Slurm's sinfo reason.
+        "123456.0     python   gpu        acct         8  NODE_FAIL      1:0",
+        "    Type:                  Failed",
+        '        "cyclecloud_node_fail slurm     2022-11-22T13:25:08 viz3d-1",',
+    ],
+)
+def test_a_line_that_reports_a_failure_is_abnormal_whatever_its_level(line: str) -> None:
+    assert judged(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # evals/healthy/esm2-ddp-worker-0.log: NCCL looks for an optional plugin.
+        "esm2-ddp-worker-0:44:44 [0] NCCL INFO NET/Plugin: Failed to find ncclTunerPlugin_v2 "
+        "symbol.",
+        # evals/corpus/inject-clean-noisy-warnings: a Python warning is advice.
+        "/work/wt-corpus/evals/inject/worker.py:213: UserWarning: Detected call of "
+        "`lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, you should "
+        "call them in the opposite order: `optimizer.step()` before `lr_scheduler.step()`.  "
+        "Failure to do this will result in PyTorch skipping the first value of the learning "
+        "rate schedule.",
+        # evals/healthy/torchrun-detail-debug.log style configuration echo at INFO.
+        "I1130 07:13:03.898000 29518 torch/distributed/launcher/api.py:254]   rdzv_configs"
+        "             : {'timeout': 900}",
+        "123456.0     python   gpu        acct         8  COMPLETED      0:0",
+    ],
+)
+def test_healthy_chatter_is_not_abnormal(line: str) -> None:
+    assert not judged(line)
+
+
+def test_a_frame_stack_takes_the_judgement_of_the_message_it_continues() -> None:
+    # evals/healthy/c10d-rendezvous-node-b.log: libuv's TCPStore falls back to IPv4 at INFO and
+    # prints the stack of the exception it caught; on its own the same stack is abnormal.
+    frame = (
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::__cxx11::basic_string<char, "
+        "std::char_traits<char>, std::allocator<char> >) + 0x9d (0x7fd3df546b8d in "
+        "/usr/lib/python3.11/site-packages/torch/lib/libc10.so)"
+    )
+    assert not judged(frame, carried=False)
+    assert judged(frame, carried=True)
+    assert judged(frame)
+
+
+def test_levels_are_read_after_the_launcher_prefixes() -> None:
+    assert level_of("[default1]:2026-11-30 06:34:24,917 INFO train: step 0 loss 7.0618") is (
+        Level.info
+    )
+    assert (
+        level_of(
+            "gpu617:22841:22841 [0] bootstrap.cc:37 NCCL WARN Bootstrap : no socket interface found"
+        )
+        is Level.warning
+    )
+    assert (
+        level_of(
+            "E1130 06:50:23.547000 16731 torch/distributed/elastic/multiprocessing/"
+            "api.py:1002] failed (exitcode: 1)"
+        )
+        is Level.error
+    )
+    assert level_of("[rank2]: KeyError: 'label'") is Level.none

@@ -1,0 +1,89 @@
+"""The best effort fuses the rules' partial answers, retrieval and lexical cues; it never
+overrides a specific rules candidate on weak evidence."""
+
+from __future__ import annotations
+
+from denpex.hybrid.fuse import SYMPTOM_ONLY, fuse, load_cues
+from denpex.models import RootCause, Source
+from denpex.retrieval.similar import ClassVote, Neighbour
+from denpex.store.records import Label, LabelSource
+from denpex.taxonomy import failure_class
+
+# Real lines: an OSError on a full disk (as in evals/corpus/inject-disk-full-checkpoint-fileobj)
+# and a c10d watchdog timeout.
+NO_SPACE = "[rank0]: OSError: [Errno 28] No space left on device"
+WATCHDOG = (
+    "[rank3]:[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=3856, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for "
+    "1800268 milliseconds before timing out."
+)
+
+
+def rules(cls: str, confidence: float, *, symptom_only: bool = False) -> RootCause:
+    fc = failure_class(cls)
+    return RootCause(
+        failure_class=cls,
+        category=fc.category,
+        signature_id=None,
+        confidence=confidence,
+        source=Source.rules,
+        best_effort=False,
+        caveat=f"{SYMPTOM_ONLY}: no root-cause record was found." if symptom_only else "",
+        owner=fc.owner,
+    )
+
+
+def votes(*shares: tuple[str, float, float]) -> list[ClassVote]:
+    """(class, share, nearest similarity) per class."""
+    return [
+        ClassVote(
+            cls,
+            share,
+            (
+                Neighbour(
+                    f"{cls}-1", similarity, Label(failure_class=cls, source=LabelSource.curator)
+                ),
+            ),
+        )
+        for cls, share, similarity in shares
+    ]
+
+
+def test_a_specific_rules_candidate_keeps_first_place_against_a_loose_vote() -> None:
+    ranked = fuse(
+        [rules("checkpoint_mismatch", 0.55)],
+        votes(("dependency_error", 0.7, 0.6), ("checkpoint_mismatch", 0.3, 0.5)),
+        [WATCHDOG],
+    )
+    assert ranked[0].failure_class == "checkpoint_mismatch"
+    assert {c.failure_class for c in ranked} >= {"checkpoint_mismatch", "dependency_error"}
+
+
+def test_a_symptom_only_answer_gives_way_to_agreeing_retrieval_and_cues() -> None:
+    ranked = fuse(
+        [rules("collective_timeout", 0.45, symptom_only=True)],
+        votes(("disk_full", 0.8, 0.9), ("collective_timeout", 0.2, 0.5)),
+        [NO_SPACE, WATCHDOG],
+    )
+    assert ranked[0].failure_class == "disk_full"
+    assert {source.split(":")[0] for source in ranked[0].support} == {"retrieval", "cue"}
+    assert "collective_timeout" in [c.failure_class for c in ranked[1:]]
+
+
+def test_cues_alone_name_a_class_at_low_confidence() -> None:
+    ranked = fuse([rules("unknown", 0.05)], [], [NO_SPACE])
+    assert ranked[0].failure_class == "disk_full"
+    assert 0.0 < ranked[0].confidence < 0.5
+    assert "unknown" not in [c.failure_class for c in ranked]
+
+
+def test_agreeing_witnesses_raise_confidence_and_it_stays_a_probability() -> None:
+    alone = fuse([], votes(("disk_full", 0.8, 0.9)), [])[0]
+    agreed = fuse([rules("disk_full", 0.5)], votes(("disk_full", 0.8, 0.9)), [NO_SPACE])[0]
+    assert alone.confidence < agreed.confidence <= 1.0
+
+
+def test_every_cue_names_taxonomy_classes() -> None:
+    for cue in load_cues().cues:
+        for cls in cue.classes:
+            assert failure_class(cls).id == cls
