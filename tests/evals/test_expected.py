@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from evals.inject import expected, labels
+from evals.inject.rank_jobs import BY_ID as RANK_JOBS
 from evals.inject.scenarios import BY_ID
 
 EVALS = Path(__file__).resolve().parents[2] / "evals"
@@ -81,6 +82,12 @@ def test_loudest_error_and_misleading_are_what_the_text_says(case: Path) -> None
 def test_generated_cases_match_their_scenario(case: Path) -> None:
     document = _document(case)
     if document["scenario"] == "github-issue":
+        return
+    if document["scenario"] in RANK_JOBS:  # the second script's jobs (evals/inject/rank_jobs.py)
+        job = RANK_JOBS[document["scenario"]]
+        assert case.name == f"inject-{job.id}"
+        assert document["failure_class"] == job.failure_class
+        assert document["world_size"] == job.world_size
         return
     scenario = BY_ID[document["scenario"]]
     assert case.name == f"inject-{scenario.id}"
