@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from denpex.events import Match
 from denpex.ingest.attribution import attribution_from_path, split_prefixes
+from denpex.ingest.numbers import identifier
 from denpex.models import RankBasis
 from denpex.taxonomy import Relay
 
@@ -81,12 +82,8 @@ def basis_of(match: Match) -> RankBasis | None:
 def stated_world_size(matches: Sequence[Match]) -> int | None:
     """The job's size as the evidence states it, when what it states is consistent: the largest
     size stated, and only if no rank seen lies outside it (a sub-group's size is not the job's)."""
-    stated = [
-        int(value)
-        for m in matches
-        if (value := m.captures.get(WORLD_SIZE_CAPTURE)) is not None and value.isdigit()
-    ]
-    stated = [s for s in stated if 1 < s <= MAX_WORLD_SIZE]
+    sizes = (identifier(m.captures.get(WORLD_SIZE_CAPTURE)) for m in matches)
+    stated = [s for s in sizes if s is not None and 1 < s <= MAX_WORLD_SIZE]
     if not stated:
         return None
     size = max(stated)
@@ -147,10 +144,8 @@ def pid_join(anchors: Sequence[Match], matches: Sequence[Match]) -> Finding | No
 
 
 def _pid(match: Match) -> int | None:
-    value = match.captures.get("pid")
-    if value is not None and value.isdigit():
-        return int(value)
-    return match.event.who.pid
+    stated = identifier(match.captures.get("pid"))
+    return stated if stated is not None else match.event.who.pid
 
 
 def _same_host(a: Match, b: Match) -> bool:
@@ -209,10 +204,10 @@ def odd_one_out(symptoms: Sequence[Match]) -> Finding | None:
 def last_steps(matches: Sequence[Match]) -> dict[int, int]:
     steps: dict[int, int] = {}
     for match in matches:
-        step, rank = match.captures.get("step"), match.event.rank
-        if rank is None or step is None or not step.isdigit() or match.signature.role != "context":
+        step, rank = identifier(match.captures.get("step")), match.event.rank
+        if rank is None or step is None or step < 0 or match.signature.role != "context":
             continue
-        steps[rank] = max(int(step), steps.get(rank, -1))
+        steps[rank] = max(step, steps.get(rank, -1))
     return steps
 
 
