@@ -310,13 +310,8 @@ class HybridCase:
     # recording ------------------------------------------------------------------------------
 
     def record(self, diagnosis: Diagnosis, timeline: OrderedTimeline) -> Diagnosis:
-        """Stores the diagnosis as an incident; one the rules did not settle is queued. This is
-        the case's last step: the spooled stdin is released."""
-        try:
-            return self._record(diagnosis, timeline) if self.path.record else diagnosis
-        finally:
-            if self.stdin is not None:
-                self.stdin.close()
+        """Stores the diagnosis as an incident; one the rules did not settle is queued."""
+        return self._record(diagnosis, timeline) if self.path.record else diagnosis
 
     def _record(self, diagnosis: Diagnosis, timeline: OrderedTimeline) -> Diagnosis:
         seen = self.observe(timeline)
