@@ -191,6 +191,10 @@ def fused_root_causes(
             cause = llm
         elif ruled is not None and (lead in ("rules", "cue") or voted is None):
             cause = ruled
+            if voted is not None:  # past incidents agree: say which to compare with
+                compare = root_cause_from_vote(voted, neighbours, excerpt, rules_causes)
+                steps = [*compare.next_steps[: len(voted.neighbours[:2])], *ruled.next_steps]
+                cause = ruled.model_copy(update={"next_steps": list(dict.fromkeys(steps))})
         elif voted is not None:
             cause = root_cause_from_vote(voted, neighbours, excerpt, rules_causes)
         else:
