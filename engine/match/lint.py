@@ -124,8 +124,11 @@ def _template_problems(signature: Signature) -> list[Problem]:
             problems.append(
                 Problem(signature.id, f"template names unknown {sorted(unknown)}: {text[:60]!r}")
             )
-    if signature.role is Role.context and signature.next_steps:
+    # A context line with an agreement becomes a finding when processes differ: it says what next.
+    if signature.role is Role.context and signature.next_steps and signature.agreement is None:
         problems.append(Problem(signature.id, "context signatures take no next_steps"))
+    if signature.agreement is not None and not signature.next_steps:
+        problems.append(Problem(signature.id, "an agreement needs next_steps for its finding"))
     return problems
 
 
