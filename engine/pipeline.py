@@ -76,6 +76,8 @@ class DiagnoseOptions:
     """Bounds on reading the inputs (unpacked bytes, a deadline)."""
     experimental: bool = False
     """Whether signatures of status experimental take part."""
+    overlay_dir: Path | None = None
+    """The deployment's overlay of curated signatures, loaded on top of the packaged library."""
 
 
 def diagnose(
@@ -95,6 +97,7 @@ def diagnose(
             options.rules_dir,
             include_experimental=options.experimental,
             cache_dir=options.cache_dir,
+            overlay_dir=options.overlay_dir,
         )
         matcher = Matcher(library, options.backend, options.cache_dir)
     evidence = assemble(

@@ -51,6 +51,8 @@ class ApiSettings:
     request_time_limit_s: float = 120.0
     """How long reading one request's inputs may take."""
     max_skew_s: float = 300.0
+    overlay_dir: Path | None = None
+    """The deployment's overlay of curated signatures, loaded on top of the packaged library."""
 
 
 @dataclass
@@ -154,7 +156,9 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        library = load_library(settings.rules_dir, cache_dir=settings.cache_dir)
+        library = load_library(
+            settings.rules_dir, cache_dir=settings.cache_dir, overlay_dir=settings.overlay_dir
+        )
         app.state.denpex = _State(
             settings=settings,
             matcher=Matcher(library, "auto", settings.cache_dir),

@@ -36,6 +36,15 @@ StoreOption = Annotated[
     ),
 ]
 
+OverlayOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--overlay",
+        help="overlay folder of curated signatures, loaded on top of the packaged library "
+        "[DENPEX_OVERLAY]",
+    ),
+]
+
 curate_app = typer.Typer(
     help="Review incidents the rules did not settle, and confirm their causes.",
     no_args_is_help=True,

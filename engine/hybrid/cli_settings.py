@@ -18,7 +18,7 @@ from denpex.hybrid.settings import HybridSettings, LLMSettings, index_path_for
 
 
 class HybridEnvironment(BaseSettings):
-    """`DENPEX_STORE`, `DENPEX_INDEX`, `DENPEX_LLM_MODEL`, `DENPEX_LLM_API_BASE`,
+    """`DENPEX_STORE`, `DENPEX_INDEX`, `DENPEX_OVERLAY`, `DENPEX_LLM_MODEL`, `DENPEX_LLM_API_BASE`,
     `DENPEX_LLM_TIMEOUT` (one request, s), `DENPEX_LLM_MAX_TOKENS` (the answer budget),
     `DENPEX_LLM_DEADLINE` (the whole LLM step of a diagnosis, s), ..."""
 
@@ -36,6 +36,9 @@ class HybridEnvironment(BaseSettings):
     llm_deadline: float = 300.0
     neighbours: int = 5
     min_similarity: float = 0.4
+    overlay: Path | None = None
+    """The deployment's overlay folder of curated signatures (`denpex curate promote` writes
+    it; every diagnosis loads it on top of the packaged library)."""
 
 
 def _data_dir(environment: HybridEnvironment) -> Path:
@@ -43,6 +46,15 @@ def _data_dir(environment: HybridEnvironment) -> Path:
         return environment.data_dir
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "denpex"
+
+
+def chosen_overlay(
+    overlay: Path | None, environment: HybridEnvironment | None = None
+) -> Path | None:
+    """The overlay folder: `--overlay`, else `DENPEX_OVERLAY`, else none."""
+    if overlay is not None:
+        return overlay
+    return (environment or HybridEnvironment()).overlay
 
 
 STORE_OFF = frozenset({"off", "none", "no", "false", "0"})
