@@ -1,0 +1,43 @@
+"""What curation is configured with; filled in at the edge (CLI, API), never read here.
+
+Consumes nothing; produces a plain frozen dataclass: where the incident store and the
+deployment's overlay folder are, and which labelled cases and healthy logs a draft is
+back-tested on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class CurationSettings:
+    store_url: str
+    overlay_dir: Path
+    """The deployment's overlay library folder; promotions write here, never into the package."""
+    eval_dirs: tuple[Path, ...] = ()
+    """Labelled case directories (`<dir>/<case>/expected.json`: evals/corpus, evals/heldout)."""
+    healthy: tuple[Path, ...] = ()
+    """Logs of runs that succeeded (files or folders, e.g. evals/healthy); clean cases of
+    `eval_dirs` count too."""
+    rules_dir: Path | None = None
+    cache_dir: Path | None = None
+    backend: str = "auto"
+    threshold: float = 0.6
+    """The gate's confidence threshold, as `denpex diagnose` uses it."""
+
+    @property
+    def drafts_dir(self) -> Path:
+        """Drafts wait here for the curator's edits (a hidden folder: not part of the library)."""
+        return self.overlay_dir / ".drafts"
+
+
+def default_eval_dirs(root: Path) -> tuple[Path, ...]:
+    """The repository's labelled sets under `root`, when it has them."""
+    return tuple(p for p in (root / "evals" / "corpus", root / "evals" / "heldout") if p.is_dir())
+
+
+def default_healthy(root: Path) -> tuple[Path, ...]:
+    healthy = root / "evals" / "healthy"
+    return (healthy,) if healthy.is_dir() else ()
