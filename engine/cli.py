@@ -332,7 +332,9 @@ def serve_command(
     """Serve the HTTP API for chatops bots (POST /v1/diagnoses, signed per tenant).
 
     With a store (--store or DENPEX_STORE), a request gets the hybrid path `denpex diagnose`
-    gets: a best effort from similar past incidents, recorded and queued for curation."""
+    gets: a best effort from similar past incidents, recorded and queued for curation. With an
+    overlay too (--overlay or DENPEX_OVERLAY), the curation resources under /v1/curation serve
+    the queue, confirm, reject, propose, backtest and promote."""
     import uvicorn
 
     from denpex.api.app import ApiSettings, create_app
@@ -352,7 +354,26 @@ def serve_command(
     )
     store_named = store or os.environ.get("DENPEX_STORE")
     hybrid = _hybrid_path(store_named, None, None, None, None) if store_named else None
-    uvicorn.run(create_app(settings, hybrid=hybrid), host=host, port=port, log_level="info")
+    curation = None
+    if store_named and settings.overlay_dir is not None:
+        from denpex.curation.settings import CurationSettings, default_eval_dirs, default_healthy
+        from denpex.store.store import store_url
+
+        here = Path.cwd()
+        curation = CurationSettings(
+            store_url=store_url(store_named),
+            overlay_dir=settings.overlay_dir,
+            eval_dirs=default_eval_dirs(here),
+            healthy=default_healthy(here),
+            rules_dir=rules,
+            cache_dir=settings.cache_dir,
+        )
+    uvicorn.run(
+        create_app(settings, hybrid=hybrid, curation=curation),
+        host=host,
+        port=port,
+        log_level="info",
+    )
 
 
 class HangFormat(StrEnum):

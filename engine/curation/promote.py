@@ -38,18 +38,26 @@ def read_draft(path: Path) -> tuple[Signature, str]:
     """The draft file's signature and text; one clear error when it does not load."""
     try:
         text = path.read_text(encoding="utf-8")
-        raw = yaml.safe_load(text)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+    except (OSError, UnicodeDecodeError) as error:
         raise CurationError(f"{path}: cannot read the draft ({error})") from None
-    if not isinstance(raw, dict):
-        raise CurationError(f"{path}: a draft is a YAML mapping (one signature)")
+    return parse_draft(text, str(path)), text
+
+
+def parse_draft(text: str, where: str = "draft") -> Signature:
+    """A draft's signature from its YAML text; one clear error when it does not load."""
     try:
-        return Signature.model_validate(raw), text
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise CurationError(f"{where}: not valid YAML ({error})") from None
+    if not isinstance(raw, dict):
+        raise CurationError(f"{where}: a draft is a YAML mapping (one signature)")
+    try:
+        return Signature.model_validate(raw)
     except ValidationError as error:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in error.errors()
         )
-        raise CurationError(f"{path}: {problems}") from None
+        raise CurationError(f"{where}: {problems}") from None
 
 
 def current_library(settings: CurationSettings) -> Library:
@@ -111,9 +119,15 @@ def check(
 
 
 def promote(
-    draft_path: Path, store: IncidentStore, settings: CurationSettings, *, by: str | None = None
+    draft: Signature,
+    text: str,
+    store: IncidentStore,
+    settings: CurationSettings,
+    *,
+    by: str | None = None,
 ) -> Promotion:
-    draft, text = read_draft(draft_path)
+    """Writes `text` (the draft's YAML, as the curator left it) into the overlay, unless
+    `check` refuses it; then settles the queued incidents it covers."""
     library = current_library(settings)
     if draft.id in library.by_id():
         raise PromotionRefused(

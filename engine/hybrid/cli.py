@@ -453,12 +453,13 @@ def curate_promote(
     fires on healthy logs or changes a confirmed diagnosis; then re-diagnose the queued
     incidents it covers. Exits 1 with the reasons when it refuses."""
     from denpex.curation.errors import PromotionRefused
-    from denpex.curation.promote import promote
+    from denpex.curation.promote import promote, read_draft
 
     settings = _curation(store, overlay, evals, healthy, backend)
     opened = _open(store)
     try:
-        promotion = promote(draft, opened, settings, by=by)
+        signature, text = read_draft(draft)
+        promotion = promote(signature, text, opened, settings, by=by)
     except PromotionRefused as refusal:
         sys.stderr.write(f"denpex: {refusal.signature_id} not promoted:\n")
         for reason in refusal.reasons:
