@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from denpex.curation.compiled import compiled
 from denpex.curation.corpora import healthy_paths, labelled_cases, lines_of
 from denpex.curation.rediagnose import rediagnose
 from denpex.curation.settings import CurationSettings
@@ -139,10 +140,8 @@ def backtest(
     draft: Signature, library: Library, store: IncidentStore, settings: CurationSettings
 ) -> Backtest:
     alone = Matcher(library_of([draft]), "re")
-    before = _Lazy(lambda: Matcher(library, settings.backend, settings.cache_dir))
-    after = _Lazy(
-        lambda: Matcher(library.with_signatures([draft]), settings.backend, settings.cache_dir)
-    )
+    before = _Lazy(lambda: compiled(library, settings.backend, settings.cache_dir))
+    after = _Lazy(lambda: compiled(library, settings.backend, settings.cache_dir, [draft]))
     abnormal = abnormal_lines(settings.backend, settings.cache_dir)
     report = Backtest(draft.id, draft.failure_class)
 

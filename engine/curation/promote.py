@@ -13,20 +13,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import yaml
 from pydantic import ValidationError
 
 from denpex.curation.backtest import Backtest, Outcome, backtest
+from denpex.curation.compiled import compiled
 from denpex.curation.errors import CurationError, PromotionRefused
 from denpex.curation.overlay import Overlay
 from denpex.curation.rediagnose import rediagnose
 from denpex.curation.settings import CurationSettings
 from denpex.hybrid.harvest import abnormal_lines
-from denpex.match.library import Library, load_library
+from denpex.match.library import Library, load_library, load_overlay
 from denpex.match.lint import lint_added
-from denpex.match.scan import Matcher
 from denpex.match.signature import Signature
 from denpex.store.schema import CurationState
 from denpex.store.store import IncidentStore
@@ -60,14 +61,19 @@ def parse_draft(text: str, where: str = "draft") -> Signature:
         raise CurationError(f"{where}: {problems}") from None
 
 
+@cache
+def _packaged(rules_dir: Path | None, cache_dir: Path | None) -> Library:
+    """The packaged library is read-only: loaded once per process."""
+    return load_library(rules_dir, cache_dir=cache_dir)
+
+
 def current_library(settings: CurationSettings) -> Library:
-    """The packaged library with the overlay as it stands."""
-    return load_library(
-        settings.rules_dir,
-        include_experimental=True,
-        cache_dir=settings.cache_dir,
-        overlay_dir=settings.overlay_dir,
-    )
+    """The packaged library with the overlay as it stands, as a diagnosis loads it."""
+    library = _packaged(settings.rules_dir, settings.cache_dir)
+    if not (settings.overlay_dir / "VERSION").is_file():
+        return library
+    overlay = load_overlay(settings.overlay_dir)
+    return library.with_signatures(overlay.signatures, overlay.label)
 
 
 @dataclass(frozen=True)
@@ -109,7 +115,8 @@ def check(
 ) -> Backtest:
     """The back-test of a draft that passes lint; raises `PromotionRefused` with every reason
     it must not be promoted."""
-    problems = [str(p) for p in lint_added(library, [draft], settings.cache_dir)]
+    base = compiled(library, settings.backend, settings.cache_dir)
+    problems = [str(p) for p in lint_added(library, [draft], base)]
     if problems:
         raise PromotionRefused(draft.id, [f"breaks denpex rules lint: {p}" for p in problems])
     report = backtest(draft, library, store, settings)
@@ -138,7 +145,9 @@ def promote(
     found = _INCIDENT.search(" ".join(draft.references))
     version = overlay.add(draft, text, incident=found.group(1) if found else None, by=by)
     promotion = Promotion(draft.id, version, overlay.path_of(draft), report)
-    matcher = Matcher(current_library(settings), settings.backend, settings.cache_dir)
+    # The library as written is the back-test's "after" library under the overlay's new label.
+    after = compiled(library, settings.backend, settings.cache_dir, [draft])
+    matcher = after.relabelled(current_library(settings))
     abnormal = abnormal_lines(settings.backend, settings.cache_dir)
     for hit in report.incidents:
         if hit.curation_state != CurationState.queued:

@@ -72,8 +72,13 @@ class Library:
             if signature.id in known:
                 raise RulesError(f"signature {signature.id} is already in the library")
             known[signature.id] = signature
-        return _assemble(
-            self.version, [*self.signatures, *added], self.digest, overlay or self.overlay
+        extra = _assemble(self.version, added, self.digest)
+        return Library(
+            version=self.version,
+            digest=self.digest,
+            signatures=(*self.signatures, *added),
+            patterns=(*self.patterns, *extra.patterns),
+            overlay=overlay or self.overlay,
         )
 
 

@@ -244,13 +244,14 @@ def lint(
 
 
 def lint_added(
-    library: Library, added: list[Signature], cache_dir: Path | None = None
+    library: Library, added: list[Signature], matcher: Matcher | None = None
 ) -> list[Problem]:
     """What `lint` would say about `library` plus `added`, checked where adding can break it:
     the added signatures' schema, hygiene, compilation and examples, a match example a
     higher-priority signature of the library claims, and every example of the library a
     higher-priority added signature would now claim. The library itself is taken as clean
-    (`denpex rules lint` keeps it so): this costs seconds where a full lint costs a minute."""
+    (`denpex rules lint` keeps it so): this costs seconds where a full lint costs a minute.
+    `matcher`: the library compiled (the backends agree, `tests/match`), else compiled here."""
     problems: list[Problem] = []
     try:
         library.with_signatures(added)
@@ -265,8 +266,9 @@ def lint_added(
         return problems
     for backend in available_backends():
         problems += example_problems(library_of(added), backend)
-        problems += _claimed_by_library(Matcher(library, backend, cache_dir), added, backend)
         problems += _claimed_examples(library, added, backend)
+    compiled = matcher or Matcher(library)
+    problems += _claimed_by_library(compiled, added, compiled.backend)
     return problems
 
 
