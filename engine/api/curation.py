@@ -7,8 +7,6 @@ tenant's `curate` feature. A draft travels as its YAML text (`text/yaml` body), 
 edits it. A refused promotion is a 409 problem document whose `reasons` say why.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -70,6 +68,8 @@ def curation_router(
     def answer(work: Callable[[], Any]) -> Any:
         try:
             return work()
+        except PromotionRefused:
+            raise
         except StoreError as error:
             status = 404 if "no incident" in str(error) else 400
             raise HTTPException(status, str(error)) from None
