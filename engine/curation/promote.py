@@ -62,14 +62,16 @@ def parse_draft(text: str, where: str = "draft") -> Signature:
 
 
 @cache
-def _packaged(rules_dir: Path | None, cache_dir: Path | None) -> Library:
+def packaged_library(rules_dir: Path | None, cache_dir: Path | None) -> Library:
     """The packaged library is read-only: loaded once per process."""
     return load_library(rules_dir, cache_dir=cache_dir)
 
 
 def current_library(settings: CurationSettings) -> Library:
     """The packaged library with the overlay as it stands, as a diagnosis loads it."""
-    library = _packaged(settings.rules_dir, settings.cache_dir)
+    library = packaged_library(settings.rules_dir, settings.cache_dir)
+    if settings.left_out:
+        library = library.without(settings.left_out)
     if not (settings.overlay_dir / "VERSION").is_file():
         return library
     overlay = load_overlay(settings.overlay_dir)

@@ -80,15 +80,15 @@ def _explained(line: ExcerptLine, library: Library) -> bool:
 
 
 def _other_templates(
-    store: IncidentStore, wanted: str, candidates: list[str], skip: set[str]
+    store: IncidentStore, wanted: str, candidates: list[str], skip: set[str], seed: bool
 ) -> set[str]:
     """Templates among `candidates` that incidents confirmed as another class, or seed cases
     of another class, printed. A confident rules answer does not count: the line may be
     beside the evidence that settled it, not part of it."""
     other: set[str] = set()
-    for seed in load_seed():
-        if seed.failure_class != wanted:
-            other.update(t for t in seed.templates if t in candidates)
+    for case in load_seed() if seed else []:
+        if case.failure_class != wanted:
+            other.update(t for t in case.templates if t in candidates)
     for template in candidates:
         for incident, _ in store.sharing_templates([template], skip, limit=50):
             confirmed = incident.confirmed_class
@@ -207,7 +207,7 @@ def propose(
     hosts = {line.host for line in candidates if line.host}
     healthy_templates = {mask(line.text, hosts) for line in healthy}
     common = healthy_templates | _other_templates(
-        store, wanted, [line.template for line in candidates], skip
+        store, wanted, [line.template for line in candidates], skip, settings.seed
     )
     distinctive = [line for line in candidates if line.template not in common]
     if not distinctive:

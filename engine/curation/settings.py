@@ -26,6 +26,13 @@ class CurationSettings:
     backend: str = "auto"
     threshold: float = 0.6
     """The gate's confidence threshold, as `denpex diagnose` uses it."""
+    left_out: frozenset[str] = frozenset()
+    """Packaged signatures left out (the learning curve's library that has not seen the
+    held-out set); empty in production."""
+    seed: bool = True
+    """Whether the packaged seed history (the labelled eval cases' lines) counts as material
+    of other classes when a draft's distinctive lines are chosen; the learning curve turns it
+    off, since the seed holds cases it has not reached yet."""
 
     @property
     def drafts_dir(self) -> Path:

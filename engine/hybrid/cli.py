@@ -477,3 +477,39 @@ def curate_promote(
             f"  incident {settled.incident_id[:12]}: {settled.before} -> {settled.after} "
             f"({outcome})\n"
         )
+
+
+@hybrid_app.command("eval-learning")
+def eval_learning(
+    heldout: Annotated[Path, typer.Argument(help="the held-out set, with its rounds (README)")],
+    corpus: Annotated[Path, typer.Option(help="the labelled corpus")] = Path("evals/corpus"),
+    healthy: Annotated[
+        list[Path] | None, typer.Option(help="logs of healthy runs (default: evals/healthy)")
+    ] = None,
+    backend: BackendChoice = "re",
+    as_json: Annotated[bool, typer.Option("--json", help="the curve as JSON")] = False,
+) -> None:
+    """The learning curve: replay the held-out rounds in order, curating each round's misses
+    (confirm with the label, propose, promote when the back-test is clean), and score each
+    round blind with and without the curation of the rounds before it."""
+    from denpex.cli import default_cache_dir
+    from denpex.curation.learning import learning_curve
+
+    chosen = tuple(healthy) if healthy is not None else (Path("evals/healthy"),)
+    with tempfile.TemporaryDirectory(prefix="denpex-learning-") as workdir:
+        try:
+            curve = learning_curve(
+                heldout,
+                corpus,
+                chosen,
+                Path(workdir),
+                backend=backend,
+                cache_dir=default_cache_dir(),
+                progress=None if as_json else lambda line: sys.stderr.write(line + "\n"),
+            )
+        except DenpexError as error:
+            raise _fail(str(error)) from None
+    if as_json:
+        sys.stdout.write(json.dumps(curve.as_dict(), indent=2) + "\n")
+        return
+    sys.stdout.write(curve.text())

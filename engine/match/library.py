@@ -62,6 +62,22 @@ class Library:
             self.overlay,
         )
 
+    def without(self, ids: Iterable[str]) -> Library:
+        """This library less the signatures with these ids (an ablation); its digest says
+        what was left out."""
+        dropped = set(ids)
+        kept = [s for s in self.signatures if s.id not in dropped]
+        hasher = hashlib.sha256(self.digest.encode())
+        for signature_id in sorted(dropped):
+            hasher.update(f"\0-{signature_id}".encode())
+        return Library(
+            version=self.version,
+            digest=hasher.hexdigest() if dropped else self.digest,
+            signatures=tuple(kept),
+            patterns=tuple(r for r in self.patterns if r.signature.id not in dropped),
+            overlay=self.overlay,
+        )
+
     def with_signatures(self, extra: Iterable[Signature], overlay: str | None = None) -> Library:
         """This library and `extra` (an overlay's or a draft's signatures); an id already in
         the library is refused. The digest stays the packaged library's; `overlay` names what
