@@ -69,11 +69,11 @@ def _similarity(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def _explained(line: ExcerptLine, library: Library) -> bool:
+def _explained(line: ExcerptLine, known: dict[str, Signature]) -> bool:
     """Whether a specific signature of the library already settles this line."""
     if line.signature_id is None:
         return False
-    signature = library.by_id().get(line.signature_id)
+    signature = known.get(line.signature_id)
     if signature is None:
         return False
     return not (signature.priority <= GENERIC_MAX_PRIORITY or signature.tentative)
@@ -197,7 +197,8 @@ def propose(
     ]
     group = [incident, *siblings]
     skip = {i.id for i in group}
-    candidates = [line for i in group for line in i.excerpt if not _explained(line, library)]
+    known = library.by_id()
+    candidates = [line for i in group for line in i.excerpt if not _explained(line, known)]
     if not candidates:
         raise CurationError(
             f"incident {incident.id[:12]} has no abnormal line a signature does not already explain"
