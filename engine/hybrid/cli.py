@@ -69,10 +69,19 @@ def _open(store: str | None) -> IncidentStore:
 @curate_app.command("list")
 def curate_list(
     store: StoreOption = None,
-    state: Annotated[str, typer.Option(help="queued, confirmed, not_queued, or all")] = "queued",
+    state: Annotated[
+        str, typer.Option(help="queued, confirmed, rejected, resolved, not_queued, or all")
+    ] = "queued",
     limit: Annotated[int, typer.Option(min=1, help="at most this many, newest first")] = 50,
+    grouped: Annotated[
+        bool, typer.Option("--grouped", help="the queue as groups of alike incidents (= queue)")
+    ] = False,
 ) -> None:
-    """Incidents waiting for a curator (or in another state), newest first."""
+    """Incidents waiting for a curator (or in another state), newest first; with --grouped,
+    the queue's groups of alike incidents, most recurrent first (`denpex curate queue`)."""
+    if grouped:
+        curate_queue(store)
+        return
     opened = _open(store)
     try:
         rows = opened.list_incidents(None if state == "all" else state, limit)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from pydantic import field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from denpex.errors import InputError
@@ -39,6 +40,12 @@ class HybridEnvironment(BaseSettings):
     overlay: Path | None = None
     """The deployment's overlay folder of curated signatures (`denpex curate promote` writes
     it; every diagnosis loads it on top of the packaged library)."""
+
+    @field_validator("overlay", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: object) -> object:
+        """`DENPEX_OVERLAY=` names no overlay (not the current folder)."""
+        return None if isinstance(value, str) and not value.strip() else value
 
 
 def _data_dir(environment: HybridEnvironment) -> Path:
