@@ -23,7 +23,7 @@ from typer._click.exceptions import UsageError  # typer vendors click; no public
 
 from denpex import __version__
 from denpex.errors import DenpexError
-from denpex.hybrid.cli import StoreOption, curate_app, hybrid_app
+from denpex.hybrid.cli import OverlayOption, StoreOption, curate_app, hybrid_app
 from denpex.models import Diagnosis, Status
 from denpex.pipeline import DiagnoseOptions, Hybrid, diagnose
 
@@ -199,6 +199,7 @@ def diagnose_command(
         float | None, typer.Option(help="seconds to wait for the model [DENPEX_LLM_TIMEOUT]")
     ] = None,
     experimental: ExperimentalOption = False,
+    overlay: OverlayOption = None,
     fail_on: Annotated[
         FailOn,
         typer.Option(help="exit 1 when a failure is found, or only when the answer is confident"),
@@ -210,6 +211,7 @@ def diagnose_command(
     --store names another, or off); one the rules do not settle gets a best-effort answer from
     similar past incidents, starting with denpex's seed history (and the LLM, when one is
     configured), and is queued for curation."""
+    from denpex.hybrid.cli_settings import chosen_overlay
     from denpex.render import RENDERERS
 
     options = DiagnoseOptions(
@@ -218,6 +220,7 @@ def diagnose_command(
         confidence_threshold=threshold,
         cache_dir=default_cache_dir() if cache else None,
         experimental=experimental,
+        overlay_dir=chosen_overlay(overlay),
     )
     show_progress = stderr.is_terminal if progress is None else progress
     try:
@@ -258,6 +261,7 @@ def run_command_line(
     rules: RulesOption = None,
     cache: CacheOption = True,
     store: StoreOption = None,
+    overlay: OverlayOption = None,
 ) -> None:
     """Run a training command; keep its exit code and diagnose it when it fails.
 
@@ -278,7 +282,13 @@ def run_command_line(
         if bundle is None:
             shutil.rmtree(target, ignore_errors=True)
         raise typer.Exit(0)
-    options = DiagnoseOptions(rules_dir=rules, cache_dir=default_cache_dir() if cache else None)
+    from denpex.hybrid.cli_settings import chosen_overlay
+
+    options = DiagnoseOptions(
+        rules_dir=rules,
+        cache_dir=default_cache_dir() if cache else None,
+        overlay_dir=chosen_overlay(overlay),
+    )
     inputs = [str(target), *(str(p) for p in collect or [])]
     try:
         hybrid = _hybrid_path(store, None, None, None, None)
@@ -317,11 +327,14 @@ def serve_command(
             "uses it (SQLite path or SQLAlchemy URL; default: none, or $DENPEX_STORE)"
         ),
     ] = None,
+    overlay: OverlayOption = None,
 ) -> None:
     """Serve the HTTP API for chatops bots (POST /v1/diagnoses, signed per tenant).
 
     With a store (--store or DENPEX_STORE), a request gets the hybrid path `denpex diagnose`
-    gets: a best effort from similar past incidents, recorded and queued for curation."""
+    gets: a best effort from similar past incidents, recorded and queued for curation. With an
+    overlay too (--overlay or DENPEX_OVERLAY), the curation resources under /v1/curation serve
+    the queue, confirm, reject, propose, backtest and promote."""
     import uvicorn
 
     from denpex.api.app import ApiSettings, create_app
@@ -331,12 +344,36 @@ def serve_command(
         configured = tenants_from_config(json.loads(tenants.read_text(encoding="utf-8")))
     except (OSError, ValueError) as error:
         fail(f"{tenants}: cannot use the tenants file ({error})")
+    from denpex.hybrid.cli_settings import chosen_overlay
+
     settings = ApiSettings(
-        tenants=configured, rules_dir=rules, cache_dir=default_cache_dir() if cache else None
+        tenants=configured,
+        rules_dir=rules,
+        cache_dir=default_cache_dir() if cache else None,
+        overlay_dir=chosen_overlay(overlay),
     )
     store_named = store or os.environ.get("DENPEX_STORE")
     hybrid = _hybrid_path(store_named, None, None, None, None) if store_named else None
-    uvicorn.run(create_app(settings, hybrid=hybrid), host=host, port=port, log_level="info")
+    curation = None
+    if store_named and settings.overlay_dir is not None:
+        from denpex.curation.settings import CurationSettings, default_eval_dirs, default_healthy
+        from denpex.store.store import store_url
+
+        here = Path.cwd()
+        curation = CurationSettings(
+            store_url=store_url(store_named),
+            overlay_dir=settings.overlay_dir,
+            eval_dirs=default_eval_dirs(here),
+            healthy=default_healthy(here),
+            rules_dir=rules,
+            cache_dir=settings.cache_dir,
+        )
+    uvicorn.run(
+        create_app(settings, hybrid=hybrid, curation=curation),
+        host=host,
+        port=port,
+        log_level="info",
+    )
 
 
 class HangFormat(StrEnum):
@@ -486,11 +523,12 @@ app.add_typer(hybrid_app, name="hybrid")
 
 
 @rules_app.command("lint")
-def rules_lint_command(rules: RulesOption = None) -> None:
-    """Schema, unique ids, taxonomy, both backends, pattern hygiene and every example."""
+def rules_lint_command(rules: RulesOption = None, overlay: OverlayOption = None) -> None:
+    """Schema, unique ids, taxonomy, both backends, pattern hygiene and every example (of the
+    overlay too, when one is given)."""
     from denpex.match.lint import lint
 
-    problems = lint(rules, default_cache_dir())
+    problems = lint(rules, default_cache_dir(), overlay)
     for problem in problems:
         sys.stdout.write(f"{problem}\n")
     if problems:

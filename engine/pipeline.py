@@ -77,6 +77,8 @@ class DiagnoseOptions:
     """Bounds on reading the inputs (unpacked bytes, a deadline)."""
     experimental: bool = False
     """Whether signatures of status experimental take part."""
+    overlay_dir: Path | None = None
+    """The deployment's overlay of curated signatures, loaded on top of the packaged library."""
 
 
 def diagnose(
@@ -99,6 +101,7 @@ def diagnose(
             experimental=options.experimental,
             backend=options.backend,
             cache_dir=options.cache_dir,
+            overlay_dir=options.overlay_dir,
         )
     evidence = assemble(
         paths,

@@ -29,6 +29,7 @@ from denpex import __version__
 from denpex.api.auth import AuthError, MemoryNonces, NonceLedger, NotAllowed, Tenant, Verifier
 from denpex.api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from denpex.api.metrics import ApiMetrics
+from denpex.curation.settings import CurationSettings
 from denpex.errors import DenpexError, InputTooLarge, InputTooSlow
 from denpex.ingest.sources import InputLimits
 from denpex.match.library import load_library
@@ -51,6 +52,8 @@ class ApiSettings:
     request_time_limit_s: float = 120.0
     """How long reading one request's inputs may take."""
     max_skew_s: float = 300.0
+    overlay_dir: Path | None = None
+    """The deployment's overlay of curated signatures, loaded on top of the packaged library."""
 
 
 @dataclass
@@ -147,14 +150,21 @@ SignedBody = Annotated[tuple[Tenant, bytes], Depends(_signed_body)]
 
 
 def create_app(
-    settings: ApiSettings, nonces: NonceLedger | None = None, *, hybrid: Hybrid | None = None
+    settings: ApiSettings,
+    nonces: NonceLedger | None = None,
+    *,
+    hybrid: Hybrid | None = None,
+    curation: CurationSettings | None = None,
 ) -> FastAPI:
     """The app; `nonces` is shared by replicas (the store's ledger), else kept in memory.
-    `hybrid`: the hybrid path (incident store, retrieval, LLM) when a store is configured."""
+    `hybrid`: the hybrid path (incident store, retrieval, LLM) when a store is configured.
+    `curation`: the curation resources (`/v1/curation/...`) when a store and an overlay are."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        library = load_library(settings.rules_dir, cache_dir=settings.cache_dir)
+        library = load_library(
+            settings.rules_dir, cache_dir=settings.cache_dir, overlay_dir=settings.overlay_dir
+        )
         app.state.denpex = _State(
             settings=settings,
             matcher=Matcher(library, "auto", settings.cache_dir),
@@ -236,5 +246,18 @@ def create_app(
         elif render is not None:
             raise HTTPException(400, "render must be slack or markdown")
         return JSONResponse(document)
+
+    # Curation (issue 12): the queue, confirm, reject, propose, backtest and promote; a
+    # promotion reloads the library with the overlay's new version.
+    if curation is not None:
+        from denpex.api.curation import curation_router
+
+        def reload_library() -> None:
+            library = load_library(
+                settings.rules_dir, cache_dir=settings.cache_dir, overlay_dir=curation.overlay_dir
+            )
+            app.state.denpex.matcher = Matcher(library, "auto", settings.cache_dir)
+
+        app.include_router(curation_router(curation, _signed_body, _allow, reload_library))
 
     return app
