@@ -140,10 +140,11 @@ def evaluate_family_out(
         report = FamilyOutReport(families=chosen)
         options = DiagnoseOptions(confidence_threshold=threshold)
         for family in chosen:
+            settled = [item for item in indexed if _settled_by(item, family)]
+            if not settled:  # compiling the library without a family that settles nothing
+                continue  # would take seconds and change no answer
             matcher = Matcher(library.without_families([family]))
-            for item in indexed:
-                if not _settled_by(item, family):
-                    continue
+            for item in settled:
                 assert item.case.failure_class is not None
                 diagnosis = diagnose(
                     list(item.case.inputs),
