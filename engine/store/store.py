@@ -202,6 +202,7 @@ class IncidentStore:
                 embedder=draft.embedder,
                 elapsed_ms=diagnosis.provenance.elapsed_ms,
                 curation_state=CurationState.queued if draft.queue else CurationState.not_queued,
+                tenant=draft.tenant,
             )
             row.lines = [
                 IncidentTemplateRow(position=position, template_id=template_id)
@@ -375,6 +376,7 @@ def _incident(row: IncidentRow) -> Incident:
         confirmed_by=row.confirmed_by,
         confirmed_at=_aware(row.confirmed_at),
         confirmed_note=row.confirmed_note,
+        tenant=row.tenant,
     )
 
 
