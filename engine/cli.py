@@ -310,33 +310,57 @@ def serve_command(
     port: Annotated[int, typer.Option(help="port to listen on")] = 8080,
     rules: RulesOption = None,
     cache: CacheOption = True,
-    store: Annotated[
+    store: StoreOption = None,
+    job_threshold: Annotated[
+        int, typer.Option(min=0, help="bodies over this many bytes become jobs (202 + status URL)")
+    ] = 8 * 1024 * 1024,
+    job_workers: Annotated[int, typer.Option(min=1, max=64, help="threads running jobs")] = 2,
+    slack_tenant: Annotated[
         str | None,
         typer.Option(
-            help="incident store for best-effort answers and curation, as `denpex diagnose` "
-            "uses it (SQLite path or SQLAlchemy URL; default: none, or $DENPEX_STORE)"
+            help="tenant the Slack slash command diagnoses for; needs the signing secret in "
+            "$DENPEX_SLACK_SIGNING_SECRET"
         ),
     ] = None,
 ) -> None:
-    """Serve the HTTP API for chatops bots (POST /v1/diagnoses, signed per tenant).
+    """Serve the HTTP API (signed per tenant), the paste page at / and the API docs at /docs.
 
-    With a store (--store or DENPEX_STORE), a request gets the hybrid path `denpex diagnose`
-    gets: a best effort from similar past incidents, recorded and queued for curation."""
+    Diagnoses go through the hybrid path `denpex diagnose` uses and are recorded per tenant in
+    the same incident store (--store or DENPEX_STORE; `off` keeps the rules only). Replicas
+    sharing one store (PostgreSQL) share its replay protection and its recorded diagnoses."""
     import uvicorn
 
     from denpex.api.app import ApiSettings, create_app
-    from denpex.api.auth import tenants_from_config
+    from denpex.api.auth import NonceLedger, tenants_from_config
 
     try:
         configured = tenants_from_config(json.loads(tenants.read_text(encoding="utf-8")))
     except (OSError, ValueError) as error:
         fail(f"{tenants}: cannot use the tenants file ({error})")
+    slack_secret = os.environ.get("DENPEX_SLACK_SIGNING_SECRET") or None
+    if slack_tenant is not None and slack_tenant not in configured:
+        fail(f"--slack-tenant {slack_tenant!r} is not a tenant in {tenants}")
+    if slack_tenant is not None and slack_secret is None:
+        fail("--slack-tenant needs Slack's signing secret in $DENPEX_SLACK_SIGNING_SECRET")
     settings = ApiSettings(
-        tenants=configured, rules_dir=rules, cache_dir=default_cache_dir() if cache else None
+        tenants=configured,
+        rules_dir=rules,
+        cache_dir=default_cache_dir() if cache else None,
+        job_threshold_bytes=job_threshold,
+        job_workers=job_workers,
+        slack_signing_secret=slack_secret,
+        slack_tenant=slack_tenant,
     )
-    store_named = store or os.environ.get("DENPEX_STORE")
-    hybrid = _hybrid_path(store_named, None, None, None, None) if store_named else None
-    uvicorn.run(create_app(settings, hybrid=hybrid), host=host, port=port, log_level="info")
+    try:
+        hybrid = _hybrid_path(store, None, None, None, None)
+    except DenpexError as error:
+        fail(str(error))
+    nonces: NonceLedger | None = None
+    if hybrid is not None:
+        from denpex.store.nonces import StoreNonces
+
+        nonces = StoreNonces(hybrid.store)  # type: ignore[attr-defined]
+    uvicorn.run(create_app(settings, nonces, hybrid=hybrid), host=host, port=port, log_level="info")
 
 
 class HangFormat(StrEnum):
