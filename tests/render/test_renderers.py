@@ -24,14 +24,14 @@ def test_every_format_names_the_cause_and_the_rank(name: str, diagnosis: Diagnos
     assert "data_preprocessing_error" in output
 
 
-def test_html_draws_one_mark_per_rank_with_the_originating_rank_in_red(
+def test_html_draws_one_mark_per_rank_and_the_originating_event_in_red(
     diagnosis: Diagnosis,
 ) -> None:
     page = render_html(diagnosis)
-    assert page.count("<circle") == len(
+    assert page.count("<circle class=") == len(
         [e for e in diagnosis.timeline.first_abnormal if e.time is not None]
     )
-    assert "fill='#cf222e'" in page  # rank 3, where the failure began
+    assert "<path class='origin'" in page and "fill='#cf222e'" in page  # rank 3's IndexError
 
 
 def test_html_escapes_whatever_the_logs_contain(tmp_path: Path) -> None:
