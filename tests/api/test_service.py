@@ -261,7 +261,7 @@ def test_the_api_docs_load_only_from_this_server(replicas) -> None:
     assert page.status_code == 200
     assert "/assets/swagger/swagger-ui-bundle.js" in page.text
     assert "http://" not in page.text and "https://" not in page.text, "no external URL"
-    for asset in ("swagger-ui-bundle.js", "swagger-ui.css", "favicon-32x32.png"):
+    for asset in ("swagger-ui-bundle.js", "swagger-ui.css", "favicon.png"):
         assert one.get(f"/assets/swagger/{asset}").status_code == 200, asset
     described = one.get("/openapi.json").json()["paths"]
     assert {"/v1/diagnoses", "/v1/diagnoses/{diagnosis_id}", "/v1/jobs/{job_id}"} <= set(described)
