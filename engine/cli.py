@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, NoReturn, TextIO
 
 import typer
 from rich.console import Console
@@ -162,6 +163,27 @@ def _hybrid_path(
         return None
 
 
+def terminal_style(stream: TextIO) -> tuple[int | None, bool]:
+    """(width to wrap to, colour) for text written to `stream`: a terminal's width and colour
+    (unless NO_COLOR is set); a pipe or file gets whole lines, no colour, unless COLUMNS
+    names a width."""
+    columns = os.environ.get("COLUMNS", "")
+    named = int(columns) if columns.isdigit() and 0 < len(columns) < 6 else None
+    if not stream.isatty():
+        return named, False
+    width = named or shutil.get_terminal_size().columns
+    return width, "NO_COLOR" not in os.environ
+
+
+def _rendered(diagnosis: Diagnosis, output_format: OutputFormat, stream: TextIO) -> str:
+    from denpex.render import RENDERERS, render_text
+
+    if output_format is OutputFormat.text:
+        width, color = terminal_style(stream)
+        return render_text(diagnosis, color=color, width=width)
+    return RENDERERS[output_format.value](diagnosis)
+
+
 @app.command("diagnose")
 def diagnose_command(
     paths: Annotated[
@@ -210,7 +232,6 @@ def diagnose_command(
     --store names another, or off); one the rules do not settle gets a best-effort answer from
     similar past incidents, starting with denpex's seed history (and the LLM, when one is
     configured), and is queued for curation."""
-    from denpex.render import RENDERERS
 
     options = DiagnoseOptions(
         rules_dir=rules,
@@ -232,7 +253,7 @@ def diagnose_command(
             )
     except DenpexError as error:
         fail(str(error))
-    sys.stdout.write(RENDERERS[output_format.value](diagnosis))
+    sys.stdout.write(_rendered(diagnosis, output_format, sys.stdout))
     if (fail_on is FailOn.found and diagnosis.status is not Status.no_failure) or (
         fail_on is FailOn.confident and diagnosis.status is Status.confident
     ):
@@ -266,7 +287,6 @@ def run_command_line(
     import shutil
     import tempfile
 
-    from denpex.render import RENDERERS
     from denpex.run import run_command
 
     target = bundle or Path(tempfile.mkdtemp(prefix="denpex-run-"))
@@ -291,7 +311,7 @@ def run_command_line(
         )
         raise typer.Exit(result.exit_code) from None
     (target / "diagnosis.json").write_text(diagnosis.model_dump_json(indent=2) + "\n")
-    sys.stderr.write(RENDERERS[output_format.value](diagnosis))
+    sys.stderr.write(_rendered(diagnosis, output_format, sys.stderr))
     stderr.print(
         f"denpex: exit code {result.exit_code}; output and diagnosis kept in {target}", markup=False
     )
