@@ -67,3 +67,22 @@ def test_every_format_states_both_culprit_ranks(name: str, two_withheld: Diagnos
         assert json.loads(output)["root_causes"][0]["originating_ranks"] == [1, 4]
     else:
         assert "ranks 1, 4" in output
+
+
+def test_slack_evidence_cut_to_fit_keeps_its_code_block_closed(tmp_path: Path) -> None:
+    frames = "".join(
+        f'[rank1]:   File "/opt/train/{"deep/" * 150}step{n}.py", line {n}, in step\n'
+        for n in range(6)
+    )
+    (tmp_path / "rank1.log").write_text(
+        "[rank1]: Traceback (most recent call last):\n" + frames + "[rank1]: ValueError: bad\n"
+    )
+    message = json.loads(render_slack(diagnose_paths([str(tmp_path)])))
+    fenced = [
+        b["text"]["text"] for b in message["blocks"] if "```" in b.get("text", {}).get("text", "")
+    ]
+    assert fenced, "the evidence is shown"
+    for text in fenced:
+        assert len(text) <= 3000
+        assert text.count("```") == 2 and text.endswith("```")
+        assert "…(cut)" in text
