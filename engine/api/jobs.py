@@ -66,6 +66,8 @@ class JobState(StrEnum):
 class Job:
     id: str
     tenant: str
+    size: int = 0
+    """The body's bytes, held until the job ends."""
     state: JobState = JobState.queued
     created: float = field(default_factory=time.time)
     finished: float | None = None
@@ -165,14 +167,19 @@ class Diagnoser:
     # jobs -----------------------------------------------------------------------------------
 
     def submit(self, tenant: str, body: bytes) -> Job:
-        """Queues a diagnosis; raises Busy when `max_queued_jobs` are waiting or running."""
-        job = Job(id=new_id(), tenant=tenant)
+        """Queues a diagnosis; raises Busy when `max_queued_jobs` are waiting or running, or
+        their bodies and this one would pass `max_queued_bytes`."""
+        job = Job(id=new_id(), tenant=tenant, size=len(body))
         with self._lock:
-            active = sum(
-                j.state in (JobState.queued, JobState.running) for j in self._jobs.values()
-            )
-            if active >= self.settings.max_queued_jobs:
-                raise Busy(f"{active} jobs are queued or running; retry later")
+            waiting = [other for other in self._jobs.values() if other.finished is None]
+            held = sum(other.size for other in waiting)
+            if len(waiting) >= self.settings.max_queued_jobs:
+                raise Busy(f"{len(waiting)} jobs are queued or running; retry later")
+            if held + job.size > self.settings.max_queued_bytes:
+                raise Busy(
+                    f"queued jobs hold {held} bytes of the {self.settings.max_queued_bytes} "
+                    "allowed; retry later"
+                )
             self._jobs[job.id] = job
             self._forget_old_jobs()
         self.metrics.jobs.labels(JobState.queued.value).inc()

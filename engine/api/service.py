@@ -47,6 +47,8 @@ class ApiSettings:
     """Threads diagnosing jobs; a job waits for a free one."""
     max_queued_jobs: int = 64
     """Jobs waiting or running at once; past it a new one is refused with 503."""
+    max_queued_bytes: int = 1024**3
+    """The bodies of jobs waiting or running, together; past it a new job is refused with 503."""
     kept_results: int = 1000
     """Finished diagnoses and jobs this process keeps in memory, newest first (the store keeps
     every diagnosis when one is configured)."""

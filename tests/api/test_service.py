@@ -156,6 +156,14 @@ def test_when_every_job_slot_is_taken_a_job_is_refused_with_retry_after() -> Non
     assert "retry later" in response.json()["detail"]
 
 
+def test_jobs_whose_bodies_would_pass_the_queued_bytes_limit_are_refused() -> None:
+    settings = _settings(job_threshold_bytes=0, max_queued_bytes=1000)
+    with TestClient(create_app(settings)) as client:
+        response = _post(client, "/v1/diagnoses", b"[rank0]: RuntimeError: big\n" * 100)
+    assert response.status_code == 503
+    assert "of the 1000 allowed; retry later" in response.json()["detail"]
+
+
 def test_an_unknown_format_or_id_is_a_problem_document(replicas) -> None:
     one, _ = replicas
     missing = "0" * 32
