@@ -77,7 +77,9 @@ def test_a_wrong_secret_is_said_in_one_line_on_the_page(watched: Watched, served
     _sign_in(watched, served, secret="not-the-secret-000000")
     watched.page.fill("#log", "[rank1]: RuntimeError: boom\n")
     watched.page.click("#go")
-    watched.page.wait_for_function("document.getElementById('status').className === 'error'")
+    watched.page.wait_for_function(
+        "document.getElementById('status').className === 'error'", timeout=60_000
+    )
     assert "401: the request is not signed by a known tenant" in watched.page.text_content(
         "#status"
     )
