@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test lint install clean llm-real browser-deps test-slow
+.PHONY: demo test test-slow lint install clean llm-real browser-deps
 
 install: $(STAMP)
 

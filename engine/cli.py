@@ -24,7 +24,7 @@ from typer._click.exceptions import UsageError  # typer vendors click; no public
 
 from denpex import __version__
 from denpex.errors import DenpexError
-from denpex.hybrid.cli import StoreOption, curate_app, hybrid_app
+from denpex.hybrid.cli import OverlayOption, StoreOption, curate_app, hybrid_app
 from denpex.models import Diagnosis, Status
 from denpex.pipeline import DiagnoseOptions, Hybrid, diagnose
 
@@ -221,6 +221,7 @@ def diagnose_command(
         float | None, typer.Option(help="seconds to wait for the model [DENPEX_LLM_TIMEOUT]")
     ] = None,
     experimental: ExperimentalOption = False,
+    overlay: OverlayOption = None,
     fail_on: Annotated[
         FailOn,
         typer.Option(help="exit 1 when a failure is found, or only when the answer is confident"),
@@ -232,6 +233,7 @@ def diagnose_command(
     --store names another, or off); one the rules do not settle gets a best-effort answer from
     similar past incidents, starting with denpex's seed history (and the LLM, when one is
     configured), and is queued for curation."""
+    from denpex.hybrid.cli_settings import chosen_overlay
 
     options = DiagnoseOptions(
         rules_dir=rules,
@@ -239,6 +241,7 @@ def diagnose_command(
         confidence_threshold=threshold,
         cache_dir=default_cache_dir() if cache else None,
         experimental=experimental,
+        overlay_dir=chosen_overlay(overlay),
     )
     show_progress = stderr.is_terminal if progress is None else progress
     try:
@@ -279,6 +282,7 @@ def run_command_line(
     rules: RulesOption = None,
     cache: CacheOption = True,
     store: StoreOption = None,
+    overlay: OverlayOption = None,
 ) -> None:
     """Run a training command; keep its exit code and diagnose it when it fails.
 
@@ -298,7 +302,13 @@ def run_command_line(
         if bundle is None:
             shutil.rmtree(target, ignore_errors=True)
         raise typer.Exit(0)
-    options = DiagnoseOptions(rules_dir=rules, cache_dir=default_cache_dir() if cache else None)
+    from denpex.hybrid.cli_settings import chosen_overlay
+
+    options = DiagnoseOptions(
+        rules_dir=rules,
+        cache_dir=default_cache_dir() if cache else None,
+        overlay_dir=chosen_overlay(overlay),
+    )
     inputs = [str(target), *(str(p) for p in collect or [])]
     try:
         hybrid = _hybrid_path(store, None, None, None, None)
@@ -342,12 +352,15 @@ def serve_command(
             "$DENPEX_SLACK_SIGNING_SECRET"
         ),
     ] = None,
+    overlay: OverlayOption = None,
 ) -> None:
     """Serve the HTTP API (signed per tenant), the paste page at / and the API docs at /docs.
 
     Diagnoses go through the hybrid path `denpex diagnose` uses and are recorded per tenant in
     the same incident store (--store or DENPEX_STORE; `off` keeps the rules only). Replicas
-    sharing one store (PostgreSQL) share its replay protection and its recorded diagnoses."""
+    sharing one store (PostgreSQL) share its replay protection and its recorded diagnoses.
+    With an overlay too (--overlay or DENPEX_OVERLAY), the curation resources under
+    /v1/curation serve the queue, confirm, reject, propose, backtest and promote."""
     import uvicorn
 
     from denpex.api.app import ApiSettings, create_app
@@ -357,6 +370,8 @@ def serve_command(
         configured = tenants_from_config(json.loads(tenants.read_text(encoding="utf-8")))
     except (OSError, ValueError) as error:
         fail(f"{tenants}: cannot use the tenants file ({error})")
+    from denpex.hybrid.cli_settings import chosen_overlay
+
     slack_secret = os.environ.get("DENPEX_SLACK_SIGNING_SECRET") or None
     if slack_tenant is not None and slack_tenant not in configured:
         fail(f"--slack-tenant {slack_tenant!r} is not a tenant in {tenants}")
@@ -366,6 +381,7 @@ def serve_command(
         tenants=configured,
         rules_dir=rules,
         cache_dir=default_cache_dir() if cache else None,
+        overlay_dir=chosen_overlay(overlay),
         job_threshold_bytes=job_threshold,
         job_workers=job_workers,
         slack_signing_secret=slack_secret,
@@ -376,11 +392,34 @@ def serve_command(
     except DenpexError as error:
         fail(str(error))
     nonces: NonceLedger | None = None
+    curation = None
     if hybrid is not None:
         from denpex.store.nonces import StoreNonces
 
-        nonces = StoreNonces(hybrid.store)  # type: ignore[attr-defined]
-    uvicorn.run(create_app(settings, nonces, hybrid=hybrid), host=host, port=port, log_level="info")
+        store_of = hybrid.store  # type: ignore[attr-defined]
+        nonces = StoreNonces(store_of)
+        if settings.overlay_dir is not None:
+            from denpex.curation.settings import (
+                CurationSettings,
+                default_eval_dirs,
+                default_healthy,
+            )
+
+            here = Path.cwd()
+            curation = CurationSettings(
+                store_url=hybrid.settings.store_url,  # type: ignore[attr-defined]
+                overlay_dir=settings.overlay_dir,
+                eval_dirs=default_eval_dirs(here),
+                healthy=default_healthy(here),
+                rules_dir=rules,
+                cache_dir=settings.cache_dir,
+            )
+    uvicorn.run(
+        create_app(settings, nonces, hybrid=hybrid, curation=curation),
+        host=host,
+        port=port,
+        log_level="info",
+    )
 
 
 class HangFormat(StrEnum):
@@ -530,11 +569,12 @@ app.add_typer(hybrid_app, name="hybrid")
 
 
 @rules_app.command("lint")
-def rules_lint_command(rules: RulesOption = None) -> None:
-    """Schema, unique ids, taxonomy, both backends, pattern hygiene and every example."""
+def rules_lint_command(rules: RulesOption = None, overlay: OverlayOption = None) -> None:
+    """Schema, unique ids, taxonomy, both backends, pattern hygiene and every example (of the
+    overlay too, when one is given)."""
     from denpex.match.lint import lint
 
-    problems = lint(rules, default_cache_dir())
+    problems = lint(rules, default_cache_dir(), overlay)
     for problem in problems:
         sys.stdout.write(f"{problem}\n")
     if problems:

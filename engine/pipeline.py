@@ -29,7 +29,8 @@ from denpex.evidence import (
 from denpex.gate import gate
 from denpex.hybrid.harvest import abnormal_lines
 from denpex.ingest.sources import InputLimits
-from denpex.match.library import Library, load_library
+from denpex.match.compiled import compiled_matcher
+from denpex.match.library import Library
 from denpex.match.scan import AbnormalLines, Matcher
 from denpex.models import Diagnosis, InputSummary
 from denpex.reason.from_dumps import hang_hypotheses
@@ -76,6 +77,8 @@ class DiagnoseOptions:
     """Bounds on reading the inputs (unpacked bytes, a deadline)."""
     experimental: bool = False
     """Whether signatures of status experimental take part."""
+    overlay_dir: Path | None = None
+    """The deployment's overlay of curated signatures, loaded on top of the packaged library."""
 
 
 def diagnose(
@@ -90,13 +93,16 @@ def diagnose(
 ) -> Diagnosis:
     started = time.perf_counter()
     options = options or DiagnoseOptions()
-    if matcher is None:
-        library = library or load_library(
-            options.rules_dir,
-            include_experimental=options.experimental,
-            cache_dir=options.cache_dir,
-        )
+    if matcher is None and library is not None:
         matcher = Matcher(library, options.backend, options.cache_dir)
+    elif matcher is None:
+        matcher = compiled_matcher(
+            options.rules_dir,
+            experimental=options.experimental,
+            backend=options.backend,
+            cache_dir=options.cache_dir,
+            overlay_dir=options.overlay_dir,
+        )
     evidence = assemble(
         paths,
         matcher,

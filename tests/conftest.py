@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import tempfile
-from functools import cache
 from pathlib import Path
 
 import pytest
 
-from denpex.match.library import Library, load_library
+from denpex.match.compiled import compiled_matcher
+from denpex.match.library import Library
 from denpex.match.scan import Matcher
 from denpex.models import Diagnosis
 from denpex.pipeline import DiagnoseOptions, diagnose
@@ -27,10 +27,11 @@ os.environ["DENPEX_DATA_DIR"] = tempfile.mkdtemp(prefix="denpex-test-data-")
 os.environ["DENPEX_STORE"] = "off"
 
 
-@cache
 def bundled_matcher() -> Matcher:
-    """The bundled library, compiled once per test session."""
-    return Matcher(load_library(), "auto", Path(os.environ["DENPEX_CACHE_DIR"]))
+    """The bundled library, compiled once per test session (and shared with every in-process
+    `diagnose` that is not given a matcher); the compiled database is kept in the session's
+    cache directory, where the CLI's subprocesses find it."""
+    return compiled_matcher(cache_dir=Path(os.environ["DENPEX_CACHE_DIR"]))
 
 
 def diagnose_paths(paths: list[str], **options: object) -> Diagnosis:

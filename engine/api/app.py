@@ -38,6 +38,7 @@ from denpex.api.service import (
 )
 from denpex.api.service import allow as _allow
 from denpex.api.service import signed_body as _signed_body
+from denpex.curation.settings import CurationSettings
 from denpex.match.library import load_library
 from denpex.match.scan import Matcher
 from denpex.pipeline import Hybrid
@@ -50,16 +51,23 @@ _State = ApiState
 
 
 def create_app(
-    settings: ApiSettings, nonces: NonceLedger | None = None, *, hybrid: Hybrid | None = None
+    settings: ApiSettings,
+    nonces: NonceLedger | None = None,
+    *,
+    hybrid: Hybrid | None = None,
+    curation: CurationSettings | None = None,
 ) -> FastAPI:
     """The app; `nonces` is shared by replicas (the store's ledger), else kept in memory.
-    `hybrid`: the hybrid path (incident store, retrieval, LLM) when a store is configured."""
+    `hybrid`: the hybrid path (incident store, retrieval, LLM) when a store is configured.
+    `curation`: the curation resources (`/v1/curation/...`) when a store and an overlay are."""
     if settings.slack_signing_secret and settings.slack_tenant not in settings.tenants:
         raise ValueError(f"the Slack tenant {settings.slack_tenant!r} is not a configured tenant")
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        library = load_library(settings.rules_dir, cache_dir=settings.cache_dir)
+        library = load_library(
+            settings.rules_dir, cache_dir=settings.cache_dir, overlay_dir=settings.overlay_dir
+        )
         matcher = Matcher(library, "auto", settings.cache_dir)
         metrics = ApiMetrics()
         diagnoser = Diagnoser(settings, matcher, hybrid, metrics)
@@ -123,4 +131,19 @@ def create_app(
     app.include_router(routes_slack.router)
     app.include_router(routes_page.router)
     add_docs(app)
+
+    # Curation (issue 12): the queue, confirm, reject, propose, backtest and promote; a
+    # promotion reloads the library with the overlay's new version.
+    if curation is not None:
+        from denpex.api.curation import curation_router
+
+        def reload_library() -> None:
+            library = load_library(
+                settings.rules_dir, cache_dir=settings.cache_dir, overlay_dir=curation.overlay_dir
+            )
+            state = app.state.denpex
+            state.matcher = Matcher(library, "auto", settings.cache_dir)
+            state.diagnoser.matcher = state.matcher
+
+        app.include_router(curation_router(curation, _signed_body, _allow, reload_library))
     return app

@@ -41,6 +41,8 @@ class ApiSettings:
     request_time_limit_s: float = 120.0
     """How long reading one request's inputs may take."""
     max_skew_s: float = 300.0
+    overlay_dir: Path | None = None
+    """The deployment's overlay of curated signatures, loaded on top of the packaged library."""
     job_threshold_bytes: int = 8 * 1024 * 1024
     """Bodies larger than this become jobs (202 and a status URL) instead of waiting."""
     job_workers: int = 2

@@ -24,8 +24,8 @@ from denpex.evidence import Evidence, EvidenceOptions, assemble
 from denpex.hang.dumps import DumpError, read_dump
 from denpex.hang.hosts import parse_mapping
 from denpex.hang.models import HangReport, Scheduler
-from denpex.match.library import load_library
-from denpex.match.scan import Matcher, ScannedInput
+from denpex.match.compiled import compiled_matcher
+from denpex.match.scan import ScannedInput
 
 MAX_SIDE_FILE = 64 * 1024 * 1024
 
@@ -45,8 +45,9 @@ class HangRequest:
 
 
 def hang_from_paths(request: HangRequest, stdin: BinaryIO | None = None) -> HangReport:
-    library = load_library(request.rules_dir, cache_dir=request.cache_dir)
-    matcher = Matcher(library, request.backend, request.cache_dir)
+    matcher = compiled_matcher(
+        request.rules_dir, backend=request.backend, cache_dir=request.cache_dir
+    )
     options = EvidenceOptions(
         world_size=request.world_size,
         rank_hosts=_read_mapping(request.rank_hosts_file),

@@ -18,6 +18,8 @@ import typer
 from denpex.errors import DenpexError
 
 if TYPE_CHECKING:
+    from denpex.curation.backtest import Backtest
+    from denpex.curation.settings import CurationSettings
     from denpex.retrieval.embedder import Embedder
     from denpex.store.store import IncidentStore
 
@@ -33,6 +35,15 @@ StoreOption = Annotated[
         "--store",
         help="incident store: a SQLite file, a SQLAlchemy URL, or off [DENPEX_STORE; default: "
         "incidents.sqlite in $DENPEX_DATA_DIR or ~/.local/share/denpex]",
+    ),
+]
+
+OverlayOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--overlay",
+        help="overlay folder of curated signatures, loaded on top of the packaged library "
+        "[DENPEX_OVERLAY]",
     ),
 ]
 
@@ -58,10 +69,19 @@ def _open(store: str | None) -> IncidentStore:
 @curate_app.command("list")
 def curate_list(
     store: StoreOption = None,
-    state: Annotated[str, typer.Option(help="queued, confirmed, not_queued, or all")] = "queued",
+    state: Annotated[
+        str, typer.Option(help="queued, confirmed, rejected, resolved, not_queued, or all")
+    ] = "queued",
     limit: Annotated[int, typer.Option(min=1, help="at most this many, newest first")] = 50,
+    grouped: Annotated[
+        bool, typer.Option("--grouped", help="the queue as groups of alike incidents (= queue)")
+    ] = False,
 ) -> None:
-    """Incidents waiting for a curator (or in another state), newest first."""
+    """Incidents waiting for a curator (or in another state), newest first; with --grouped,
+    the queue's groups of alike incidents, most recurrent first (`denpex curate queue`)."""
+    if grouped:
+        curate_queue(store)
+        return
     opened = _open(store)
     try:
         rows = opened.list_incidents(None if state == "all" else state, limit)
@@ -236,3 +256,269 @@ def eval_family_out(
             f"{'  RIGHT' if outcome.right_best_effort else ''}\n"
         )
     sys.stdout.write("\n" + report.summary_text() + "\n")
+
+
+# closing the loop: reject, queue groups, propose, backtest, promote (denpex.curation) ------
+
+EvalsOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--evals",
+        help="labelled case directories to back-test on (default: evals/corpus and "
+        "evals/heldout under the current folder, when present)",
+    ),
+]
+HealthyOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--healthy",
+        help="logs of healthy runs a draft must not fire on (default: evals/healthy under the "
+        "current folder, when present; clean labelled cases count too)",
+    ),
+]
+BackendChoice = Annotated[
+    str, typer.Option("--backend", help="matcher backend: auto, hyperscan or re")
+]
+
+
+def _curation(
+    store: str | None,
+    overlay: Path | None,
+    evals: list[Path] | None = None,
+    healthy: list[Path] | None = None,
+    backend: str = "auto",
+) -> CurationSettings:
+    from denpex.cli import default_cache_dir
+    from denpex.curation.settings import CurationSettings, default_eval_dirs, default_healthy
+    from denpex.hybrid.cli_settings import HybridEnvironment, chosen_overlay, chosen_store
+    from denpex.store.store import store_url
+
+    environment = HybridEnvironment()
+    chosen = chosen_store(store, environment)
+    if chosen is None:
+        raise _fail("the incident store is turned off (DENPEX_STORE=off): give --store")
+    folder = chosen_overlay(overlay, environment)
+    if folder is None:
+        raise _fail(
+            "no overlay folder is configured: give --overlay or set DENPEX_OVERLAY (curated "
+            "signatures are written there, never into the packaged library)"
+        )
+    here = Path.cwd()
+    return CurationSettings(
+        store_url=store_url(chosen),
+        overlay_dir=folder,
+        eval_dirs=tuple(evals) if evals is not None else default_eval_dirs(here),
+        healthy=tuple(healthy) if healthy is not None else default_healthy(here),
+        cache_dir=default_cache_dir(),
+        backend=backend,
+    )
+
+
+@curate_app.command("reject")
+def curate_reject(
+    incident_id: Annotated[str, typer.Argument(help="incident id or a unique prefix of it")],
+    store: StoreOption = None,
+    by: Annotated[str | None, typer.Option(help="who rejects (recorded)")] = None,
+    note: Annotated[str | None, typer.Option(help="why, in a sentence (recorded)")] = None,
+) -> None:
+    """Take an incident off the queue without a cause (a test job, a duplicate report)."""
+    opened = _open(store)
+    try:
+        incident = opened.reject(incident_id, by=by, note=note)
+    except DenpexError as error:
+        raise _fail(str(error)) from None
+    sys.stdout.write(f"incident {incident.id[:12]} rejected\n")
+
+
+@curate_app.command("queue")
+def curate_queue(
+    store: StoreOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="the groups as JSON")] = False,
+) -> None:
+    """Queued incidents grouped by the templates of their abnormal lines, most recurrent
+    first: each group's evidence, best-effort draft and similar incidents."""
+    from denpex.curation.queue import build_queue
+
+    opened = _open(store)
+    try:
+        groups = build_queue(opened)
+    except DenpexError as error:
+        raise _fail(str(error)) from None
+    if as_json:
+        sys.stdout.write(json.dumps([g.as_dict() for g in groups], indent=2) + "\n")
+        return
+    if not groups:
+        sys.stdout.write("the curation queue is empty\n")
+    for number, entry in enumerate(groups, start=1):
+        first = entry.representative
+        causes = ", ".join(
+            f"{c.failure_class} {c.confidence:.2f}" for c in first.diagnosis.root_causes[:3]
+        )
+        sys.stdout.write(
+            f"group {number}: {len(entry.incidents)} incident(s), newest {first.id[:12]} "
+            f"({first.created_at:%Y-%m-%d %H:%M}); best effort: {first.status} {causes or '-'}\n"
+        )
+        for line in entry.evidence[:3]:
+            sys.stdout.write(f"    {line.source}:{line.line}: {line.text[:150]}\n")
+        ids = ", ".join(i.id[:12] for i in entry.incidents)
+        sys.stdout.write(f"  incidents: {ids}\n")
+        for similar in entry.similar[:3]:
+            sys.stdout.write(
+                f"  similar: {similar.incident_id[:12]} ({similar.curation_state}, "
+                f"{similar.label or 'no known cause'}; {similar.shared_lines} shared line(s))\n"
+            )
+
+
+@curate_app.command("propose")
+def curate_propose(
+    incident_id: Annotated[str, typer.Argument(help="a confirmed incident's id or prefix")],
+    store: StoreOption = None,
+    overlay: OverlayOption = None,
+    evals: EvalsOption = None,
+    healthy: HealthyOption = None,
+) -> None:
+    """Draft a signature from a confirmed incident's distinctive lines (Drain3 templates,
+    named captures, class data from the taxonomy, near misses as no-match examples); the
+    draft is a YAML file in the overlay's .drafts/ folder, to edit before backtest/promote."""
+    from denpex.curation.overlay import Overlay
+    from denpex.curation.promote import current_library
+    from denpex.curation.propose import propose
+
+    settings = _curation(store, overlay, evals, healthy)
+    opened = _open(store)
+    try:
+        library = current_library(settings)
+        ids = {s.id for s in Overlay(settings.overlay_dir).signatures()}
+        draft = propose(incident_id, opened, library, settings, overlay_ids=ids)
+    except DenpexError as error:
+        raise _fail(str(error)) from None
+    sys.stdout.write(draft.text)
+    sys.stdout.write(f"\n# draft written to {draft.path}\n")
+
+
+@curate_app.command("backtest")
+def curate_backtest(
+    draft: Annotated[Path, typer.Argument(help="the draft signature's YAML file")],
+    store: StoreOption = None,
+    overlay: OverlayOption = None,
+    evals: EvalsOption = None,
+    healthy: HealthyOption = None,
+    backend: BackendChoice = "auto",
+    as_json: Annotated[bool, typer.Option("--json", help="the back-test as JSON")] = False,
+) -> None:
+    """What the draft would match and change: stored incidents, labelled cases (before and
+    after it joins the library) and healthy logs. Exits 1 when promote would refuse it."""
+    from denpex.curation.backtest import backtest
+    from denpex.curation.promote import current_library, read_draft
+
+    settings = _curation(store, overlay, evals, healthy, backend)
+    opened = _open(store)
+    try:
+        signature, _ = read_draft(draft)
+        report = backtest(signature, current_library(settings), opened, settings)
+    except DenpexError as error:
+        raise _fail(str(error)) from None
+    if as_json:
+        sys.stdout.write(json.dumps(report.as_dict(), indent=2, default=str) + "\n")
+    else:
+        sys.stdout.write(_backtest_text(report))
+    if report.refusals():
+        raise typer.Exit(1)
+
+
+def _backtest_text(report: Backtest) -> str:
+    out = [f"back-test of {report.signature_id} ({report.failure_class})"]
+    for title, hits in (
+        ("stored incidents", report.incidents),
+        ("labelled cases", report.evals),
+    ):
+        changed = sum(1 for h in hits if h.changes)
+        out.append(f"{title} it matches: {len(hits)}, of which it changes {changed}")
+        for hit in hits:
+            mark = "HARMS" if hit.harms else ("changes" if hit.changes else "same")
+            label = f" (confirmed {hit.label})" if hit.label else ""
+            out.append(f"  {mark:<7} {hit.where[:40]}{label}: {hit.before} -> {hit.after}")
+            out.append(f"          {hit.line.strip()[:140]}")
+    out.append(f"healthy log lines it matches: {len(report.healthy)}")
+    out += [f"  {h.where}: {h.line.strip()[:140]}" for h in report.healthy[:10]]
+    refusals = report.refusals()
+    out.append(
+        "promote would refuse it: " + "; ".join(refusals) if refusals else "the back-test is clean"
+    )
+    return "\n".join(out) + "\n"
+
+
+@curate_app.command("promote")
+def curate_promote(
+    draft: Annotated[Path, typer.Argument(help="the draft signature's YAML file")],
+    store: StoreOption = None,
+    overlay: OverlayOption = None,
+    evals: EvalsOption = None,
+    healthy: HealthyOption = None,
+    backend: BackendChoice = "auto",
+    by: Annotated[str | None, typer.Option(help="who promotes (recorded in the overlay)")] = None,
+) -> None:
+    """Write the draft into the overlay (a new overlay version) unless it breaks rules lint,
+    fires on healthy logs or changes a confirmed diagnosis; then re-diagnose the queued
+    incidents it covers. Exits 1 with the reasons when it refuses."""
+    from denpex.curation.errors import PromotionRefused
+    from denpex.curation.promote import promote, read_draft
+
+    settings = _curation(store, overlay, evals, healthy, backend)
+    opened = _open(store)
+    try:
+        signature, text = read_draft(draft)
+        promotion = promote(signature, text, opened, settings, by=by)
+    except PromotionRefused as refusal:
+        sys.stderr.write(f"denpex: {refusal.signature_id} not promoted:\n")
+        for reason in refusal.reasons:
+            sys.stderr.write(f"  - {reason}\n")
+        raise typer.Exit(1) from None
+    except DenpexError as error:
+        raise _fail(str(error)) from None
+    sys.stdout.write(
+        f"{promotion.signature_id} promoted: overlay version {promotion.version}, "
+        f"{promotion.path}\n"
+    )
+    for settled in promotion.settled:
+        outcome = "resolved" if settled.resolved else "still queued"
+        sys.stdout.write(
+            f"  incident {settled.incident_id[:12]}: {settled.before} -> {settled.after} "
+            f"({outcome})\n"
+        )
+
+
+@hybrid_app.command("eval-learning")
+def eval_learning(
+    heldout: Annotated[Path, typer.Argument(help="the held-out set, with its rounds (README)")],
+    corpus: Annotated[Path, typer.Option(help="the labelled corpus")] = Path("evals/corpus"),
+    healthy: Annotated[
+        list[Path] | None, typer.Option(help="logs of healthy runs (default: evals/healthy)")
+    ] = None,
+    backend: BackendChoice = "re",
+    as_json: Annotated[bool, typer.Option("--json", help="the curve as JSON")] = False,
+) -> None:
+    """The learning curve: replay the held-out rounds in order, curating each round's misses
+    (confirm with the label, propose, promote when the back-test is clean), and score each
+    round blind with and without the curation of the rounds before it."""
+    from denpex.cli import default_cache_dir
+    from denpex.curation.learning import learning_curve
+
+    chosen = tuple(healthy) if healthy is not None else (Path("evals/healthy"),)
+    with tempfile.TemporaryDirectory(prefix="denpex-learning-") as workdir:
+        try:
+            curve = learning_curve(
+                heldout,
+                corpus,
+                chosen,
+                Path(workdir),
+                backend=backend,
+                cache_dir=default_cache_dir(),
+                progress=None if as_json else lambda line: sys.stderr.write(line + "\n"),
+            )
+        except DenpexError as error:
+            raise _fail(str(error)) from None
+    if as_json:
+        sys.stdout.write(json.dumps(curve.as_dict(), indent=2) + "\n")
+        return
+    sys.stdout.write(curve.text())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from pydantic import field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from denpex.errors import InputError
@@ -18,7 +19,7 @@ from denpex.hybrid.settings import HybridSettings, LLMSettings, index_path_for
 
 
 class HybridEnvironment(BaseSettings):
-    """`DENPEX_STORE`, `DENPEX_INDEX`, `DENPEX_LLM_MODEL`, `DENPEX_LLM_API_BASE`,
+    """`DENPEX_STORE`, `DENPEX_INDEX`, `DENPEX_OVERLAY`, `DENPEX_LLM_MODEL`, `DENPEX_LLM_API_BASE`,
     `DENPEX_LLM_TIMEOUT` (one request, s), `DENPEX_LLM_MAX_TOKENS` (the answer budget),
     `DENPEX_LLM_DEADLINE` (the whole LLM step of a diagnosis, s), ..."""
 
@@ -36,6 +37,15 @@ class HybridEnvironment(BaseSettings):
     llm_deadline: float = 300.0
     neighbours: int = 5
     min_similarity: float = 0.4
+    overlay: Path | None = None
+    """The deployment's overlay folder of curated signatures (`denpex curate promote` writes
+    it; every diagnosis loads it on top of the packaged library)."""
+
+    @field_validator("overlay", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: object) -> object:
+        """`DENPEX_OVERLAY=` names no overlay (not the current folder)."""
+        return None if isinstance(value, str) and not value.strip() else value
 
 
 def _data_dir(environment: HybridEnvironment) -> Path:
@@ -43,6 +53,15 @@ def _data_dir(environment: HybridEnvironment) -> Path:
         return environment.data_dir
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "denpex"
+
+
+def chosen_overlay(
+    overlay: Path | None, environment: HybridEnvironment | None = None
+) -> Path | None:
+    """The overlay folder: `--overlay`, else `DENPEX_OVERLAY`, else none."""
+    if overlay is not None:
+        return overlay
+    return (environment or HybridEnvironment()).overlay
 
 
 STORE_OFF = frozenset({"off", "none", "no", "false", "0"})

@@ -154,6 +154,8 @@ def _placed(cause: RootCause, origin: Attribution | None) -> RootCause:
     return cause.model_copy(
         update={
             "originating_rank": origin.rank,
+            # model_copy skips the validator that derives the list from the rank.
+            "originating_ranks": [origin.rank] if origin.rank is not None else [],
             "originating_host": origin.host,
             "originating_local_rank": origin.local_rank,
         }

@@ -12,6 +12,7 @@ which the differential test checks over every example in the library.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -145,6 +146,13 @@ def _save_database(database: object, path: Path) -> None:
         pass  # caching is an optimisation only
 
 
+@functools.cache
+def compiled_bytes(regex: str, flags: int) -> re.Pattern[bytes]:
+    """A pattern compiled once per process: a process that compiles the library again (a
+    curator's back-test, the API after a promotion) reuses what it compiled before."""
+    return re.compile(regex.encode(), flags)
+
+
 class RegexScanner:
     """Python `re` over the whole buffer, one pattern at a time, skipping absent literals."""
 
@@ -153,7 +161,7 @@ class RegexScanner:
     def __init__(self, patterns: Sequence[PatternSpec]) -> None:
         self._patterns = [
             (
-                re.compile(p.regex.encode(), re.MULTILINE | (re.IGNORECASE if p.caseless else 0)),
+                compiled_bytes(p.regex, re.MULTILINE | (re.IGNORECASE if p.caseless else 0)),
                 tuple(k.encode() for k in p.keywords) if not p.caseless else (),
             )
             for p in patterns

@@ -1,8 +1,10 @@
 """Loads the signature library: every `rules/<family>/<name>.yaml` plus `rules/VERSION`.
 
-Consumes a rules directory (the packaged one by default); produces a `Library`: validated
-signatures, their flattened patterns in a fixed order, the semantic version and a content digest
-that together identify the library in every diagnosis.
+Consumes a rules directory (the packaged one by default) and, optionally, a deployment's overlay
+folder of curated signatures in the same layout (`denpex curate promote` writes it; the packaged
+library stays read-only); produces a `Library`: validated signatures, their flattened patterns
+in a fixed order, the semantic version and a content digest that together identify the library
+in every diagnosis, with the overlay's version beside them when one is loaded.
 """
 
 from __future__ import annotations
@@ -39,11 +41,14 @@ class Library:
     digest: str
     signatures: tuple[Signature, ...]
     patterns: tuple[PatternRef, ...] = field(repr=False)
+    overlay: str | None = None
+    """The overlay's version and digest (`3+0a1b2c3d4e5f`) when an overlay is loaded."""
 
     @property
     def label(self) -> str:
-        """Version and digest, as recorded in every diagnosis."""
-        return f"{self.version}+{self.digest[:12]}"
+        """Version and digest (and the overlay's), as recorded in every diagnosis."""
+        base = f"{self.version}+{self.digest[:12]}"
+        return f"{base} overlay {self.overlay}" if self.overlay else base
 
     def by_id(self) -> dict[str, Signature]:
         return {s.id: s for s in self.signatures}
@@ -51,7 +56,45 @@ class Library:
     def without_families(self, families: Iterable[str]) -> Library:
         dropped = set(families)
         return _assemble(
-            self.version, [s for s in self.signatures if s.family not in dropped], self.digest
+            self.version,
+            [s for s in self.signatures if s.family not in dropped],
+            self.digest,
+            self.overlay,
+        )
+
+    def without(self, ids: Iterable[str]) -> Library:
+        """This library less the signatures with these ids (an ablation); its digest says
+        what was left out."""
+        dropped = set(ids)
+        kept = [s for s in self.signatures if s.id not in dropped]
+        hasher = hashlib.sha256(self.digest.encode())
+        for signature_id in sorted(dropped):
+            hasher.update(f"\0-{signature_id}".encode())
+        return Library(
+            version=self.version,
+            digest=hasher.hexdigest() if dropped else self.digest,
+            signatures=tuple(kept),
+            patterns=tuple(r for r in self.patterns if r.signature.id not in dropped),
+            overlay=self.overlay,
+        )
+
+    def with_signatures(self, extra: Iterable[Signature], overlay: str | None = None) -> Library:
+        """This library and `extra` (an overlay's or a draft's signatures); an id already in
+        the library is refused. The digest stays the packaged library's; `overlay` names what
+        was added."""
+        added = list(extra)
+        known = self.by_id()
+        for signature in added:
+            if signature.id in known:
+                raise RulesError(f"signature {signature.id} is already in the library")
+            known[signature.id] = signature
+        extra = _assemble(self.version, added, self.digest)
+        return Library(
+            version=self.version,
+            digest=self.digest,
+            signatures=(*self.signatures, *added),
+            patterns=(*self.patterns, *extra.patterns),
+            overlay=overlay or self.overlay,
         )
 
 
@@ -75,10 +118,13 @@ CATALOG_SUFFIX = "_cat"
 
 
 def signature_files(rules_dir: Path, include_catalogs: bool = True) -> list[Path]:
+    """Every `<family>/<name>.yaml`; hidden files and folders (an overlay's `.drafts/`) are not
+    signatures."""
     return sorted(
         p
         for p in rules_dir.glob("*/*.yaml")
         if not p.name.startswith(".")
+        and not p.parent.name.startswith(".")
         and (include_catalogs or not p.parent.name.endswith(CATALOG_SUFFIX))
     )
 
@@ -157,12 +203,33 @@ def load_library(
     include_experimental: bool = False,
     cache_dir: Path | None = None,
     include_catalogs: bool = True,
+    overlay_dir: Path | None = None,
 ) -> Library:
     """The library in `rules_dir` (default: bundled), without deprecated signatures and, unless
     `include_experimental`, without experimental ones (a diagnosis uses them only when asked;
     lint and the example tests check them all). With `cache_dir`, validated signatures are kept
     there under the library's digest, so later loads skip parsing YAML. Without
-    `include_catalogs`, only the hand-written families are loaded."""
+    `include_catalogs`, only the hand-written families are loaded. With `overlay_dir`, the
+    overlay's signatures (`load_overlay`) are added, and its version joins the label."""
+    library = _load_one(rules_dir, include_experimental, cache_dir, include_catalogs)
+    if overlay_dir is None or not (overlay_dir / "VERSION").is_file():
+        return library
+    overlay = load_overlay(overlay_dir, include_experimental=include_experimental)
+    return library.with_signatures(overlay.signatures, overlay.label)
+
+
+def load_overlay(overlay_dir: Path, *, include_experimental: bool = False) -> Library:
+    """A deployment's overlay folder on its own: `VERSION` (a counter `denpex curate promote`
+    raises with each promotion) and `<family>/<name>.yaml` files in the packaged layout."""
+    return _load_one(overlay_dir, include_experimental, None, True)
+
+
+def _load_one(
+    rules_dir: Path | None,
+    include_experimental: bool,
+    cache_dir: Path | None,
+    include_catalogs: bool,
+) -> Library:
     rules_dir = rules_dir or default_rules_dir()
     if not rules_dir.is_dir():
         raise RulesError(f"rules directory {rules_dir} does not exist")
@@ -182,7 +249,18 @@ def load_library(
     return _assemble(version, active, digest)
 
 
-def _assemble(version: str, signatures: list[Signature], digest: str) -> Library:
+def library_of(signatures: Iterable[Signature], version: str = "draft") -> Library:
+    """A library of just these signatures (a draft's back-test scans with it alone)."""
+    listed = list(signatures)
+    digest = hashlib.sha256(
+        "".join(s.model_dump_json(exclude_defaults=True) for s in listed).encode()
+    ).hexdigest()
+    return _assemble(version, listed, digest)
+
+
+def _assemble(
+    version: str, signatures: list[Signature], digest: str, overlay: str | None = None
+) -> Library:
     refs = tuple(
         PatternRef(
             signature=s,
@@ -196,4 +274,10 @@ def _assemble(version: str, signatures: list[Signature], digest: str) -> Library
         for s in signatures
         for p in s.patterns
     )
-    return Library(version=version, digest=digest, signatures=tuple(signatures), patterns=refs)
+    return Library(
+        version=version,
+        digest=digest,
+        signatures=tuple(signatures),
+        patterns=refs,
+        overlay=overlay,
+    )

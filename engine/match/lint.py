@@ -20,6 +20,7 @@ from denpex.match.keywords import required_literals
 from denpex.match.library import (
     Library,
     default_rules_dir,
+    library_of,
     load_library,
     load_signature,
     signature_files,
@@ -124,8 +125,11 @@ def _template_problems(signature: Signature) -> list[Problem]:
             problems.append(
                 Problem(signature.id, f"template names unknown {sorted(unknown)}: {text[:60]!r}")
             )
-    if signature.role is Role.context and signature.next_steps:
+    # A context line with an agreement becomes a finding when processes differ: it says what next.
+    if signature.role is Role.context and signature.next_steps and signature.agreement is None:
         problems.append(Problem(signature.id, "context signatures take no next_steps"))
+    if signature.agreement is not None and not signature.next_steps:
+        problems.append(Problem(signature.id, "an agreement needs next_steps for its finding"))
     return problems
 
 
@@ -151,7 +155,10 @@ def _keyword_problems(signature: Signature) -> list[Problem]:
 
 
 def example_problems(
-    library: Library, backend: str, cache_dir: Path | None = None
+    library: Library,
+    backend: str,
+    cache_dir: Path | None = None,
+    only: set[str] | None = None,
 ) -> list[Problem]:
     """Every example of every signature, run through the whole library in one backend.
 
@@ -161,6 +168,8 @@ def example_problems(
     owners: list[tuple[Signature, MatchExample | None]] = []
     texts: list[str] = []
     for signature in library.signatures:
+        if only is not None and signature.id not in only:
+            continue
         for example in signature.examples.match:
             owners.append((signature, example))
             texts.append(example.line)
@@ -202,20 +211,28 @@ def example_problems(
     return problems
 
 
-def lint(rules_dir: Path | None = None, cache_dir: Path | None = None) -> list[Problem]:
+def lint(
+    rules_dir: Path | None = None,
+    cache_dir: Path | None = None,
+    overlay_dir: Path | None = None,
+) -> list[Problem]:
     """With `cache_dir`, the parsed library and compiled databases are taken from (and kept
-    in) the cache under the library's digest, as a diagnosis does."""
+    in) the cache under the library's digest, as a diagnosis does. With `overlay_dir`, the
+    deployment's overlay is checked together with the library it is loaded on."""
     rules_dir = rules_dir or default_rules_dir()
     problems: list[Problem] = []
     try:
-        library = load_library(rules_dir, include_experimental=True, cache_dir=cache_dir)
-    except RulesError:
-        for path in signature_files(rules_dir):  # name every file that does not load
-            try:
-                load_signature(path, rules_dir)
-            except RulesError as error:
-                problems.append(Problem(str(path.relative_to(rules_dir)), str(error)))
-        return problems  # examples cannot run against a library that does not load
+        library = load_library(
+            rules_dir, include_experimental=True, cache_dir=cache_dir, overlay_dir=overlay_dir
+        )
+    except RulesError as error:
+        for folder in [rules_dir, *([overlay_dir] if overlay_dir else [])]:
+            for path in signature_files(folder):  # name every file that does not load
+                try:
+                    load_signature(path, folder)
+                except RulesError as problem:
+                    problems.append(Problem(str(path.relative_to(folder)), str(problem)))
+        return problems or [Problem(str(overlay_dir or rules_dir), str(error))]
     signatures = list(library.signatures)
     for signature in signatures:
         problems += _pattern_problems(signature)
@@ -226,4 +243,68 @@ def lint(rules_dir: Path | None = None, cache_dir: Path | None = None) -> list[P
         return problems
     for backend in available_backends():
         problems += example_problems(library, backend, cache_dir)
+    return problems
+
+
+def lint_added(
+    library: Library, added: list[Signature], matcher: Matcher | None = None
+) -> list[Problem]:
+    """What `lint` would say about `library` plus `added`, checked where adding can break it:
+    the added signatures' schema, hygiene, compilation and examples, a match example a
+    higher-priority signature of the library claims, and every example of the library a
+    higher-priority added signature would now claim. The library itself is taken as clean
+    (`denpex rules lint` keeps it so): this costs seconds where a full lint costs a minute.
+    `matcher`: the library compiled (the backends agree, `tests/match`), else compiled here."""
+    problems: list[Problem] = []
+    try:
+        library.with_signatures(added)
+    except RulesError as error:
+        return [Problem(added[0].id if added else "overlay", str(error))]
+    for signature in added:
+        problems += _pattern_problems(signature)
+        problems += _template_problems(signature)
+        problems += _keyword_problems(signature)
+    problems += _compile_problems(added)
+    if problems:
+        return problems
+    for backend in available_backends():
+        problems += example_problems(library_of(added), backend)
+        problems += _claimed_examples(library, added, backend)
+    compiled = matcher or Matcher(library)
+    problems += _claimed_by_library(compiled, added, compiled.backend)
+    return problems
+
+
+def _claimed_by_library(matcher: Matcher, added: list[Signature], backend: str) -> list[Problem]:
+    """Match examples of an added signature that a higher-priority library signature claims."""
+    owners = [(s, e) for s in added for e in s.examples.match]
+    problems: list[Problem] = []
+    winners = matcher.scan_texts([e.line for _, e in owners])
+    for (owner, example), found in zip(owners, winners, strict=True):
+        stronger = sorted({m.signature.id for m in found if m.signature.priority > owner.priority})
+        if stronger:
+            problems.append(
+                Problem(
+                    f"{owner.id} [{backend}]",
+                    f"example is claimed by higher-priority {stronger}: {example.line[:70]!r}",
+                )
+            )
+    return problems
+
+
+def _claimed_examples(library: Library, added: list[Signature], backend: str) -> list[Problem]:
+    """Match examples of the library that an added signature of higher priority now claims."""
+    matcher = Matcher(library_of(added), backend)
+    owners = [(s, e) for s in library.signatures for e in s.examples.match]
+    problems: list[Problem] = []
+    hits = matcher.scan_texts([e.line for _, e in owners], keep_all=True)
+    for (owner, example), found in zip(owners, hits, strict=True):
+        for match in found:
+            if match.signature.priority > owner.priority:
+                problems.append(
+                    Problem(
+                        f"{match.signature.id} [{backend}]",
+                        f"claims the match example of {owner.id}: {example.line[:70]!r}",
+                    )
+                )
     return problems

@@ -12,6 +12,8 @@ rest only counted.
 
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import re
 from bisect import bisect_right
@@ -136,7 +138,7 @@ class _PatternGroup:
         self.confirmers = [
             _Confirmer(
                 ref=ref,
-                regex=re.compile(ref.spec.regex, _flags(ref.spec.caseless)),
+                regex=_compiled(ref.spec.regex, _flags(ref.spec.caseless)),
                 nearby=tuple(
                     (
                         re.compile(n.regex, _flags(ref.spec.caseless)),
@@ -172,6 +174,17 @@ class Matcher:
     @property
     def backend(self) -> str:
         return self._abnormal.scanner.name
+
+    def relabelled(self, library: Library) -> Matcher:
+        """This compiled matcher for `library`, which holds the same signatures (in any order)
+        under another label: an overlay written to disk after its draft was compiled."""
+        mine = {s.id: s for s in self.library.signatures}
+        theirs = {s.id: s for s in library.signatures}
+        if mine != theirs:
+            raise ValueError("the libraries hold different signatures")
+        twin = copy.copy(self)
+        twin.library = library
+        return twin
 
     @property
     def scanner(self) -> Scanner:
@@ -494,6 +507,12 @@ def _dump_input(item: Input, kind: str, body: BinaryIO) -> ScannedInput:
         warnings.append(f"{item.name}: skipped, a dump larger than {MAX_DUMP_BYTES} bytes")
         return ScannedInput(item.name, item.relative, kind, size, 0, [], {}, None, warnings)
     return ScannedInput(item.name, item.relative, kind, size, 0, [], {}, b"".join(parts), warnings)
+
+
+@functools.cache
+def _compiled(regex: str, flags: int) -> re.Pattern[str]:
+    """A confirmer compiled once per process (a library compiled again reuses it)."""
+    return re.compile(regex, flags)
 
 
 def _flags(caseless: bool) -> int:

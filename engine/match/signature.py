@@ -88,6 +88,19 @@ class MatchExample(_Strict):
     )
 
 
+class Agreement(_Strict):
+    """What every process of a job prints alike (the network NCCL chose, the NCCL version, the
+    arguments of the collective at one opCount): when processes print different values, the
+    signature's class is what the difference means (`denpex.reason.agreement`)."""
+
+    values: list[str] = Field(min_length=1, description="captures that must agree")
+    key: list[str] = Field(
+        default_factory=list,
+        description="captures naming the same event in every process (an opCount); none: the "
+        "line states something once per process",
+    )
+
+
 class SourceRef(_Strict):
     """Where a generated signature's message is printed, in the newest release that prints it."""
 
@@ -156,6 +169,9 @@ class Signature(_Strict):
         None, description='release lines that print it, e.g. ">=2.18,<=2.27" or "==2.21"'
     )
     source: SourceRef | None = None
+    agreement: Agreement | None = Field(
+        None, description="a context line whose values every process must print alike"
+    )
     locates_origin: bool | None = Field(
         None,
         description="false when the rank that prints the line is not where the failure began "
@@ -213,6 +229,18 @@ class Signature(_Strict):
                 f"a hand-written signature's priority is {HAND_WRITTEN_MIN_PRIORITY} or more, or "
                 f"{GENERIC_MAX_PRIORITY} or less for a generic fallback"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _agreement_is_read_from_captures(self) -> Signature:
+        if self.agreement is None:
+            return self
+        if self.role is not Role.context or self.failure_class is None:
+            raise ValueError("an agreement is a context line with the class a difference means")
+        named = set().union(*(re.compile(p.regex).groupindex for p in self.patterns))
+        missing = {*self.agreement.values, *self.agreement.key} - named
+        if missing:
+            raise ValueError(f"agreement names captures no pattern has: {sorted(missing)}")
         return self
 
     @model_validator(mode="after")

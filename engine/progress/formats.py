@@ -18,6 +18,8 @@ from importlib import resources
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from denpex.ingest.numbers import MAX_DIGITS, identifier
+
 NUMBER = r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|NaN|NAN|inf|Inf|INF)"
 FIELDS = frozenset(
     {
@@ -127,13 +129,21 @@ def _number(text: str) -> float | None:
         return None
 
 
+def _counter(value: float | None) -> int | None:
+    """A step or rank read as a number: whole, finite and no larger than a real job prints."""
+    if value is None or not math.isfinite(value) or abs(value) >= 10**MAX_DIGITS:
+        return None
+    return int(value)
+
+
 def _step(found: re.Match[str]) -> int | None:
     groups = found.groupdict()
     if groups.get("step") is not None:
-        value = _number(groups["step"])
-        return int(value) if value is not None and math.isfinite(value) else None
-    if None not in (groups.get("epoch"), groups.get("batch"), groups.get("batches")):
-        return int(groups["epoch"]) * int(groups["batches"]) + int(groups["batch"])
+        return _counter(_number(groups["step"]))
+    parts = [identifier(groups.get(name)) for name in ("epoch", "batches", "batch")]
+    if None not in parts:
+        epoch, batches, batch = parts
+        return _counter(float(epoch * batches + batch))  # type: ignore[operator]
     return None
 
 
@@ -150,16 +160,18 @@ def parse_probe(message: str) -> Point | None:
         return None
     try:
         raw = json.loads(message[start:])
-        step, rank, layer = int(raw["step"]), raw.get("rank"), str(raw["layer"])
+        step, rank, layer = _counter(float(raw["step"])), raw.get("rank"), str(raw["layer"])
         values = {k: float(raw[k]) for k in PROBE_VALUES if raw.get(k) is not None}
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, OverflowError):
+        return None
+    if step is None:
         return None
     checksum = raw.get("checksum")
     return Point(
         PROBE_KEY,
         step,
         values,
-        int(rank) if isinstance(rank, int) else None,
+        identifier(str(rank)) if isinstance(rank, int) else None,
         layer=layer,
         checksum=str(checksum) if checksum is not None else None,
     )
@@ -190,9 +202,9 @@ def parse_message(message: str, known: tuple[Format, ...] | None = None) -> Poin
         if fmt.spec.requires and not any(name in values for name in fmt.spec.requires):
             continue
         rank_text = found.groupdict().get("rank")
-        rank = int(rank_text) if rank_text is not None else None
+        rank = identifier(rank_text)
         if rank is None and "rank" in values:
-            rank = int(values["rank"])
+            rank = _counter(values["rank"])
         values.pop("rank", None)
         return Point(fmt.spec.id, _step(found), values, rank)
     return None

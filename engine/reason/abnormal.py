@@ -26,7 +26,7 @@ UNEXPLAINED_CONFIDENCE = 0.05
 
 def origin_of(lines: Sequence[Match]) -> Attribution | None:
     """The rank (and its host) or the host the abnormal lines point at, when they determine it."""
-    lines = [m for m in lines if m.signature.locates_origin] or lines
+    lines = [m for m in lines if m.signature.traits.locates_origin] or lines
     ranked = [m for m in lines if m.event.rank is not None]
     if not ranked:
         hosts = {m.event.host for m in lines if m.event.host}

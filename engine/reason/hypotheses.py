@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from denpex.events import Attribution, Match
 from denpex.match.signature import Role
 from denpex.models import RankBasis
+from denpex.reason.agreement import disagreements
 from denpex.reason.confidence import assign_confidence, culprit_confidence
 from denpex.reason.culprit import Culprit, infer_culprit, ranks_seen
 from denpex.reason.hypothesis import Hypothesis, JobShape
@@ -222,7 +223,8 @@ def form_hypotheses(
     job = JobShape.of(matches)
     roots = [m for m in matches if m.role is Role.root_cause]
     symptoms = [m for m in matches if m.role is Role.symptom]
-    hypotheses = _rank(_absorb_consequences(_by_class(roots), job))
+    # A disagreement's origin is the odd process out, not its first line's: it joins after.
+    hypotheses = _rank([*_absorb_consequences(_by_class(roots), job), *disagreements(matches)])
     culprit = infer_culprit(matches)
     if not hypotheses or _symptoms_come_first(symptoms, hypotheses):
         hypotheses = _lead_without_a_root(hypotheses, culprit, from_dumps, matches)

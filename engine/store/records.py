@@ -103,6 +103,8 @@ class Incident(_Record):
     confirmed_by: str | None = None
     confirmed_at: datetime | None = None
     confirmed_note: str | None = None
+    curation_note: str | None = None
+    settled_by: str | None = None
     tenant: str | None = None
 
     @property

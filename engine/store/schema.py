@@ -24,7 +24,11 @@ class CurationState:
     not_queued = "not_queued"
     queued = "queued"
     confirmed = "confirmed"
-    all = (not_queued, queued, confirmed)
+    rejected = "rejected"
+    """A curator took it off the queue as not worth a cause (a test job, a duplicate report)."""
+    resolved = "resolved"
+    """A promoted signature now settles it: re-diagnosed confident (`settled_by` names it)."""
+    all = (not_queued, queued, confirmed, rejected, resolved)
 
 
 class IncidentRow(Base):
@@ -51,6 +55,8 @@ class IncidentRow(Base):
     confirmed_by: Mapped[str | None] = mapped_column(String(200))
     confirmed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     confirmed_note: Mapped[str | None] = mapped_column(Text)
+    curation_note: Mapped[str | None] = mapped_column(Text)
+    settled_by: Mapped[str | None] = mapped_column(String(200))
     tenant: Mapped[str | None] = mapped_column(String(200), index=True)
     """The API tenant whose request this was; null for the command line."""
 

@@ -248,7 +248,85 @@ class IncidentStore:
             session.flush()
             return _incident(row)
 
+    def reject(
+        self, incident_id: str, *, by: str | None = None, note: str | None = None
+    ) -> Incident:
+        """Takes a queued incident off the queue without a cause (a test job, a duplicate)."""
+        with self._session() as session:
+            row = self._row(session, incident_id)
+            if row.curation_state == CurationState.confirmed:
+                raise StoreError(
+                    f"incident {row.id[:12]} is confirmed as {row.confirmed_class}; "
+                    "a confirmed cause is not rejected"
+                )
+            row.curation_state = CurationState.rejected
+            row.curation_note = f"rejected by {by or 'unknown'}" + (f": {note}" if note else "")
+            session.flush()
+            return _incident(row)
+
+    def settle(self, incident_id: str, diagnosis: Diagnosis, signature_id: str) -> Incident:
+        """Records a queued incident's new diagnosis after a promotion; a confident one takes it
+        off the queue as resolved by `signature_id`."""
+        top = diagnosis.root_causes[0] if diagnosis.root_causes else None
+        with self._session() as session:
+            row = self._row(session, incident_id)
+            row.diagnosis = diagnosis.model_dump(mode="json")
+            row.status = diagnosis.status.value
+            row.summary = diagnosis.summary
+            row.failure_class = top.failure_class if top else None
+            row.answer_source = top.source.value if top else None
+            row.confidence = top.confidence if top else None
+            row.rules_version = diagnosis.provenance.rules_version
+            if diagnosis.status.value == "confident" and row.curation_state in (
+                CurationState.queued,
+                CurationState.not_queued,
+            ):
+                row.curation_state = CurationState.resolved
+                row.settled_by = signature_id
+                row.curation_note = f"settled by promoted signature {signature_id}"
+            session.flush()
+            return _incident(row)
+
     # reading -------------------------------------------------------------------------------
+
+    def in_state(self, states: Iterable[str], limit: int = 10_000) -> list[Incident]:
+        """Every incident in these curation states (all when `states` is empty), oldest first."""
+        wanted = list(states)
+        query = (
+            select(IncidentRow)
+            .order_by(IncidentRow.created_at, IncidentRow.id)
+            .limit(limit)
+            .options(selectinload(IncidentRow.lines).selectinload(IncidentTemplateRow.template))
+        )
+        if wanted:
+            query = query.where(IncidentRow.curation_state.in_(wanted))
+        with self._session() as session:
+            return [_incident(row) for row in session.scalars(query)]
+
+    def sharing_templates(
+        self, templates: Iterable[str], exclude: Iterable[str] = (), limit: int = 10
+    ) -> list[tuple[Incident, int]]:
+        """Incidents outside `exclude` that printed any of `templates`, with how many of them,
+        most shared first (newest first among equals)."""
+        digests = [hashlib.sha256(t.encode()).hexdigest() for t in dict.fromkeys(templates)]
+        if not digests:
+            return []
+        skip = set(exclude)
+        query = (
+            select(IncidentTemplateRow.incident_id, func.count(IncidentTemplateRow.template_id))
+            .join(TemplateRow, TemplateRow.id == IncidentTemplateRow.template_id)
+            .where(TemplateRow.digest.in_(digests))
+            .group_by(IncidentTemplateRow.incident_id)
+        )
+        with self._session() as session:
+            counts = {
+                incident_id: shared
+                for incident_id, shared in session.execute(query)
+                if incident_id not in skip
+            }
+        found = self.incidents(counts)
+        found.sort(key=lambda i: (-counts[i.id], -i.created_at.timestamp()))
+        return [(incident, counts[incident.id]) for incident in found[:limit]]
 
     def get(self, incident_id: str) -> Incident:
         """The incident with this id, or with this unique id prefix of 4+ characters."""
@@ -376,6 +454,8 @@ def _incident(row: IncidentRow) -> Incident:
         confirmed_by=row.confirmed_by,
         confirmed_at=_aware(row.confirmed_at),
         confirmed_note=row.confirmed_note,
+        curation_note=row.curation_note,
+        settled_by=row.settled_by,
         tenant=row.tenant,
     )
 

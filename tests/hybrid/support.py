@@ -90,3 +90,23 @@ def answering_path(recorder, *, chat=None, exclude=(), record=False, min_similar
         record=record,
         exclude=frozenset(exclude),
     )
+
+
+def round_trip_differences(diagnosis: Diagnosis) -> list[str]:
+    """Where a diagnosis differs from itself read back from its JSON (empty when it round-trips):
+    every consumer reads the JSON, so what does not survive it is not in the contract."""
+    back = Diagnosis.model_validate_json(diagnosis.model_dump_json())
+    found: list[str] = []
+
+    def compare(mine: object, theirs: object, where: str) -> None:
+        if isinstance(mine, dict) and isinstance(theirs, dict):
+            for key in mine.keys() | theirs.keys():
+                compare(mine.get(key), theirs.get(key), f"{where}.{key}")
+        elif isinstance(mine, list) and isinstance(theirs, list) and len(mine) == len(theirs):
+            for index, (one, other) in enumerate(zip(mine, theirs, strict=True)):
+                compare(one, other, f"{where}[{index}]")
+        elif mine != theirs or type(mine) is not type(theirs):
+            found.append(f"{where}: {mine!r} ({type(mine).__name__}) != {theirs!r}")
+
+    compare(diagnosis.model_dump(), back.model_dump(), "diagnosis")
+    return found

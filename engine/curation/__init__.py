@@ -1,0 +1,1 @@
+"""Curation: from queued incidents to promoted signatures (queue, propose, backtest, promote)."""

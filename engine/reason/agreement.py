@@ -1,0 +1,130 @@
+"""What every process of a job must print alike, and the hypothesis when they do not.
+
+Consumes the time-ordered matches; produces one `Hypothesis` per signature with an `agreement`
+(see `denpex.match.signature.Agreement`) whose processes disagree: the network NCCL chose on
+each process, the arguments each process passed to the collective at one opCount. Nothing in
+such a line is abnormal on its own; the difference is the finding, and the signature's class
+says what it means (transports that cannot talk to each other, collectives that do not match).
+
+A process is its rank when the line or its prefix states one, else its host and pid, else the
+input it came from. For events keyed by a sequence (an opCount), the earliest key that two or
+more processes share and disagree on is the finding: later ones are often its consequence. The
+origin is named only when one process alone differs from at least two that agree; a split with
+no odd one out names no origin.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from denpex.events import Attribution, Match
+from denpex.ingest.numbers import identifier
+from denpex.models import RankBasis
+from denpex.reason.hypothesis import Hypothesis
+from denpex.reason.origin import Finding
+
+Process = tuple[str, ...]
+Values = tuple[str, ...]
+
+
+def _process(match: Match) -> Process:
+    if match.event.rank is not None:
+        return ("rank", str(match.event.rank))
+    host = match.captures.get("host") or match.event.host
+    pid = match.captures.get("pid") or (
+        str(match.event.who.pid) if match.event.who.pid is not None else None
+    )
+    if host is not None and pid is not None:
+        return ("process", host, pid)
+    return ("input", match.event.source)
+
+
+def _described(process: Process) -> str:
+    if process[0] == "rank":
+        return f"rank {process[1]}"
+    if process[0] == "process":
+        return f"pid {process[2]} on {process[1]}"
+    return process[1]
+
+
+def _values_text(names: Sequence[str], values: Values) -> str:
+    return ", ".join(f"{name} {value}" for name, value in zip(names, values, strict=True))
+
+
+def _first_disagreement(
+    matches: Sequence[Match],
+) -> tuple[dict[Values, list[Match]], Sequence[str]] | None:
+    """The variants (values -> one match per process) at the earliest shared key that differs."""
+    agreement = matches[0].signature.agreement
+    assert agreement is not None
+    by_key: dict[Values, dict[Process, Match]] = defaultdict(dict)
+    for match in matches:
+        key = tuple(match.captures.get(name, "") for name in agreement.key)
+        by_key[key].setdefault(_process(match), match)
+    for processes in by_key.values():  # keys in order of first appearance
+        if len(processes) < 2:
+            continue
+        variants: dict[Values, list[Match]] = defaultdict(list)
+        for match in processes.values():
+            variants[tuple(match.captures.get(n, "") for n in agreement.values)].append(match)
+        if len(variants) > 1:
+            return dict(variants), agreement.values
+    return None
+
+
+def _hypothesis(variants: dict[Values, list[Match]], names: Sequence[str]) -> Hypothesis:
+    ordered = sorted(variants.items(), key=lambda item: len(item[1]))
+    (odd_values, odd), (common_values, common) = ordered[0], ordered[-1]
+    signature = odd[0].signature
+    sides = "; ".join(
+        f"{', '.join(_described(_process(m)) for m in group)}: {_values_text(names, values)}"
+        for values, group in sorted(variants.items(), key=lambda item: -len(item[1]))
+    )
+    lone = len(odd) == 1 and len(common) >= 2 and len(variants) == 2
+    rank = odd[0].event.rank if lone else None
+    originating = None
+    finding = None
+    if lone:
+        who = odd[0].event.who
+        originating = Attribution(
+            rank=rank,
+            local_rank=who.local_rank,
+            host=odd[0].captures.get("host") or odd[0].event.host,
+            pid=identifier(odd[0].captures.get("pid")) if who.pid is None else who.pid,
+        )
+        finding = Finding(
+            rank,
+            "odd_one_out",
+            RankBasis.inferred,
+            f"{_described(_process(odd[0]))} alone printed {_values_text(names, odd_values)} "
+            f"where the others printed {_values_text(names, common_values)}",
+            "the process that differs is where the programs diverged; which side holds the "
+            "bug is for the code or the configuration to say",
+        )
+    roots = [*odd, *(m for values, group in ordered[1:] for m in group[:1])]
+    times = [m.event.time for m in roots if m.event.time is not None]
+    return Hypothesis(
+        failure_class=signature.failure_class or "unknown",
+        signature=signature,
+        roots=roots,
+        prior=signature.confidence,
+        originating=originating,
+        first_seen=min(times) if times else None,
+        finding=finding
+        or Finding(None, "undetermined", reason=f"the processes split evenly: {sides}"),
+    )
+
+
+def disagreements(matches: Sequence[Match]) -> list[Hypothesis]:
+    """A hypothesis per agreement signature whose processes printed different values."""
+    by_signature: dict[str, list[Match]] = defaultdict(list)
+    for match in matches:
+        if match.signature.agreement is not None:
+            by_signature[match.signature.id].append(match)
+    found = []
+    for group in by_signature.values():
+        disagreement = _first_disagreement(group)
+        if disagreement is not None:
+            found.append(_hypothesis(*disagreement))
+    return found

@@ -1,0 +1,75 @@
+"""Incidents of a real failure no packaged signature knows, recorded as denpex records them.
+
+`tests/curation/novel/` holds Triton's shared-memory limit as three public threads quoted it
+(README.md there). The store records each diagnosis as the hybrid path does (the best effort
+itself is not needed here: `answer=False`), so the first two are queued and the third, settled
+by the shell's `Killed` line, is not.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from denpex.curation.settings import CurationSettings
+from denpex.hybrid.path import HybridPath
+from denpex.hybrid.settings import HybridSettings
+from denpex.pipeline import DiagnoseOptions, diagnose
+from denpex.retrieval.embedder import SentenceTransformerEmbedder
+from denpex.store.store import IncidentStore, open_store, store_url
+from tests.conftest import REPO, bundled_matcher
+
+NOVEL = Path(__file__).resolve().parent / "novel"
+LMDEPLOY = NOVEL / "lmdeploy-3992.log"
+MONKEYOCR = NOVEL / "monkeyocr-86.log"
+SGLANG = NOVEL / "sglang-8513.log"
+EVALS = (REPO / "evals" / "corpus", REPO / "evals" / "heldout")
+HEALTHY = (REPO / "evals" / "healthy",)
+
+
+@dataclass
+class Recorded:
+    store: IncidentStore
+    settings: CurationSettings
+    ids: dict[str, str]
+    """Incident id per log file name."""
+
+
+def record(store: IncidentStore, paths: list[Path], threshold: float = 0.6) -> dict[str, str]:
+    """Diagnoses each log as `denpex diagnose --store` does and returns the incident ids."""
+    settings = HybridSettings(store_url=store.url)
+    # The embedder is named, never loaded: recording does not embed.
+    path = HybridPath(settings, store=store, embedder=SentenceTransformerEmbedder(), answer=False)
+    ids: dict[str, str] = {}
+    for log in paths:
+        before = {i.id for i in store.in_state([])}
+        diagnose(
+            [str(log)],
+            DiagnoseOptions(confidence_threshold=threshold),
+            matcher=bundled_matcher(),
+            hybrid=path,
+        )
+        (ids[log.name],) = {i.id for i in store.in_state([])} - before
+    return ids
+
+
+def curation_settings(tmp_path: Path, store: IncidentStore) -> CurationSettings:
+    return CurationSettings(
+        store_url=store.url,
+        overlay_dir=tmp_path / "overlay",
+        eval_dirs=EVALS,
+        healthy=HEALTHY,
+        cache_dir=Path(os.environ["DENPEX_CACHE_DIR"]),
+        backend="re",
+    )
+
+
+@pytest.fixture
+def recorded(tmp_path: Path) -> Recorded:
+    store = open_store(store_url(str(tmp_path / "incidents.db")))
+    ids = record(store, [LMDEPLOY, MONKEYOCR, SGLANG])
+    yield Recorded(store, curation_settings(tmp_path, store), ids)
+    store.close()

@@ -1,0 +1,19 @@
+"""The learning curve replays the held-out rounds in the order they were collected."""
+
+from __future__ import annotations
+
+from denpex.curation.learning import rounds_of
+from tests.conftest import REPO
+
+
+def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
+    rounds = rounds_of(REPO / "evals" / "heldout")
+    assert {name: len(cases) for name, cases in rounds.items()} == {
+        "1": 25,
+        "2": 25,
+        "3": 24,
+        "4": 22,
+        "5": 8,
+        "5x": 6,
+    }
+    assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]

@@ -1,0 +1,68 @@
+"""What every process must print alike: a difference between processes is the finding.
+
+The lines are NCCL's own INFO output as posted in public threads (NVIDIA/nccl#147, #690) and
+rendered from NCCL's INFO formats; each process's output is its own file, as a job leaves it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from denpex.models import Status
+from tests.conftest import diagnose_paths, write_job
+
+BROADCAST = (
+    "learnfair062:{pid}:{pid} [{dev}] NCCL INFO Broadcast: opCount 0 sendbuff 0x7f3bfe7f5400 "
+    "recvbuff 0x7f3bfe7f5400 count {count} datatype {dtype} op 0 root 0 comm 0x7f3bf405a260 "
+    "[nranks=4] stream 0x55d5ffb73110"
+)
+
+
+def _traces(tmp_path: Path, calls: dict[int, tuple[int, int]]) -> list[str]:
+    files = {
+        f"LOG1.{dev}.txt": BROADCAST.format(pid=32615 + 2 * dev, dev=dev, count=count, dtype=dtype)
+        + "\n"
+        for dev, (count, dtype) in calls.items()
+    }
+    root = write_job(tmp_path, files)
+    return [str(root / name) for name in files]
+
+
+def test_the_one_process_whose_collective_differs_at_an_opcount_is_where_it_diverged(
+    tmp_path: Path,
+) -> None:
+    calls = {0: (25503912, 6), 1: (53, 4), 2: (53, 4), 3: (53, 4)}
+    diagnosis = diagnose_paths(_traces(tmp_path, calls))
+    top = diagnosis.root_causes[0]
+    assert diagnosis.status is not Status.no_failure
+    assert top.failure_class == "collective_mismatch"
+    assert top.originating_host == "learnfair062"
+    assert "count 25503912" in top.evidence[0].text  # the odd call comes first
+
+
+def test_processes_that_agree_are_no_finding(tmp_path: Path) -> None:
+    calls = {dev: (53, 4) for dev in range(4)}
+    assert diagnose_paths(_traces(tmp_path, calls)).status is Status.no_failure
+
+
+def test_two_sides_choosing_different_networks_are_a_configuration_error_with_no_origin(
+    tmp_path: Path,
+) -> None:
+    root = write_job(
+        tmp_path,
+        {
+            "client.log": "x1:870114:870114 [1] NCCL INFO Using network IB\n",
+            "server.log": "x0:26431:26431 [0] NCCL INFO Using network Socket\n",
+        },
+    )
+    top = diagnose_paths([str(root / "client.log"), str(root / "server.log")]).root_causes[0]
+    assert top.failure_class == "network_config_error"
+    assert top.originating_rank is None and top.originating_host is None
+
+
+def test_one_network_everywhere_is_no_finding(tmp_path: Path) -> None:
+    files = {
+        f"node{n}.log": f"node{n}:100{n}:100{n} [0] NCCL INFO Using network IB\n" for n in range(3)
+    }
+    root = write_job(tmp_path, files)
+    assert diagnose_paths([str(root / n) for n in files]).status is Status.no_failure
