@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test test-slow lint install clean llm-real
+.PHONY: demo test test-slow lint install clean llm-real browser-deps
 
 install: $(STAMP)
 
@@ -33,8 +33,14 @@ test: $(STAMP) lint
 	$(BIN)/denpex eval evals/heldout --check evals/thresholds-heldout.json
 	$(BIN)/denpex eval evals/silent/cases --check evals/thresholds-silent.json
 
-# Real multi-process PyTorch jobs and browser tests (minutes each): CI's second step.
-test-slow: $(STAMP)
+# The slow tests, left out of `make test`: real multi-process PyTorch jobs, and the browser tests
+# (tests/browser: the paste page, /docs and the HTML report in Debian's headless chromium,
+# driven by Playwright; without chromium they skip and say why).
+browser-deps:
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium) \
+		|| echo "chromium could not be installed: the browser tests will skip"
+
+test-slow: $(STAMP) browser-deps
 	$(BIN)/python -m pytest -m slow
 
 # The opt-in test of the LLM step against a real model (tests/hybrid/test_real_llm.py): llama.cpp's

@@ -3,8 +3,9 @@
     .venv/bin/python benchmarks/api_load.py [--requests 200] [--concurrency 8 32]
 
 Starts `denpex serve` on 127.0.0.1 (a free port, a temporary tenants file, the incident store
-off) and, for each concurrency level, sends `--requests` signed `POST /v1/diagnoses` requests
-from that many client threads: a mix of the bundled example as a .tar.gz (a confident,
+off unless `--store` names one: then every request's nonce and diagnosis are written to it)
+and, for each concurrency level, sends `--requests` signed `POST /v1/diagnoses` requests from
+that many client threads: a mix of the bundled example as a .tar.gz (a confident,
 4-rank diagnosis) and a single-line log. Reports errors (anything but 200), requests per second
 and p50/p99 latency, and, as the reference measured in the same run, the same requests sent
 one at a time (concurrency 1). Loopback only; every loop is bounded in count and time.
@@ -54,8 +55,8 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _serve(port: int, tenants: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "DENPEX_STORE": "off"}
+def _serve(port: int, tenants: Path, store: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "DENPEX_STORE": store}
     server = subprocess.Popen(
         [sys.executable, "-m", "denpex", "serve", "--tenants", str(tenants), "--port", str(port)],
         env=env,
@@ -108,12 +109,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[8, 32])
+    parser.add_argument(
+        "--store",
+        default="off",
+        help="the incident store the server records into (a SQLite path or URL; default off)",
+    )
     args = parser.parse_args()
     port = _free_port()
     with tempfile.TemporaryDirectory() as scratch:
         tenants = Path(scratch) / "tenants.json"
         tenants.write_text(json.dumps({TENANT: SECRET}))
-        server = _serve(port, tenants)
+        server = _serve(port, tenants, args.store)
         try:
             base = f"http://127.0.0.1:{port}"
             rows = [_level(base, min(args.requests, 50), 1)]

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, NoReturn, TextIO
 
 import typer
 from rich.console import Console
@@ -162,6 +163,27 @@ def _hybrid_path(
         return None
 
 
+def terminal_style(stream: TextIO) -> tuple[int | None, bool]:
+    """(width to wrap to, colour) for text written to `stream`: a terminal's width and colour
+    (unless NO_COLOR is set); a pipe or file gets whole lines, no colour, unless COLUMNS
+    names a width."""
+    columns = os.environ.get("COLUMNS", "")
+    named = int(columns) if columns.isdigit() and 0 < len(columns) < 6 else None
+    if not stream.isatty():
+        return named, False
+    width = named or shutil.get_terminal_size().columns
+    return width, "NO_COLOR" not in os.environ
+
+
+def _rendered(diagnosis: Diagnosis, output_format: OutputFormat, stream: TextIO) -> str:
+    from denpex.render import RENDERERS, render_text
+
+    if output_format is OutputFormat.text:
+        width, color = terminal_style(stream)
+        return render_text(diagnosis, color=color, width=width)
+    return RENDERERS[output_format.value](diagnosis)
+
+
 @app.command("diagnose")
 def diagnose_command(
     paths: Annotated[
@@ -212,7 +234,6 @@ def diagnose_command(
     similar past incidents, starting with denpex's seed history (and the LLM, when one is
     configured), and is queued for curation."""
     from denpex.hybrid.cli_settings import chosen_overlay
-    from denpex.render import RENDERERS
 
     options = DiagnoseOptions(
         rules_dir=rules,
@@ -235,7 +256,7 @@ def diagnose_command(
             )
     except DenpexError as error:
         fail(str(error))
-    sys.stdout.write(RENDERERS[output_format.value](diagnosis))
+    sys.stdout.write(_rendered(diagnosis, output_format, sys.stdout))
     if (fail_on is FailOn.found and diagnosis.status is not Status.no_failure) or (
         fail_on is FailOn.confident and diagnosis.status is Status.confident
     ):
@@ -270,7 +291,6 @@ def run_command_line(
     import shutil
     import tempfile
 
-    from denpex.render import RENDERERS
     from denpex.run import run_command
 
     target = bundle or Path(tempfile.mkdtemp(prefix="denpex-run-"))
@@ -301,7 +321,7 @@ def run_command_line(
         )
         raise typer.Exit(result.exit_code) from None
     (target / "diagnosis.json").write_text(diagnosis.model_dump_json(indent=2) + "\n")
-    sys.stderr.write(RENDERERS[output_format.value](diagnosis))
+    sys.stderr.write(_rendered(diagnosis, output_format, sys.stderr))
     stderr.print(
         f"denpex: exit code {result.exit_code}; output and diagnosis kept in {target}", markup=False
     )
@@ -320,25 +340,31 @@ def serve_command(
     port: Annotated[int, typer.Option(help="port to listen on")] = 8080,
     rules: RulesOption = None,
     cache: CacheOption = True,
-    store: Annotated[
+    store: StoreOption = None,
+    job_threshold: Annotated[
+        int, typer.Option(min=0, help="bodies over this many bytes become jobs (202 + status URL)")
+    ] = 8 * 1024 * 1024,
+    job_workers: Annotated[int, typer.Option(min=1, max=64, help="threads running jobs")] = 2,
+    slack_tenant: Annotated[
         str | None,
         typer.Option(
-            help="incident store for best-effort answers and curation, as `denpex diagnose` "
-            "uses it (SQLite path or SQLAlchemy URL; default: none, or $DENPEX_STORE)"
+            help="tenant the Slack slash command diagnoses for; needs the signing secret in "
+            "$DENPEX_SLACK_SIGNING_SECRET"
         ),
     ] = None,
     overlay: OverlayOption = None,
 ) -> None:
-    """Serve the HTTP API for chatops bots (POST /v1/diagnoses, signed per tenant).
+    """Serve the HTTP API (signed per tenant), the paste page at / and the API docs at /docs.
 
-    With a store (--store or DENPEX_STORE), a request gets the hybrid path `denpex diagnose`
-    gets: a best effort from similar past incidents, recorded and queued for curation. With an
-    overlay too (--overlay or DENPEX_OVERLAY), the curation resources under /v1/curation serve
-    the queue, confirm, reject, propose, backtest and promote."""
+    Diagnoses go through the hybrid path `denpex diagnose` uses and are recorded per tenant in
+    the same incident store (--store or DENPEX_STORE; `off` keeps the rules only). Replicas
+    sharing one store (PostgreSQL) share its replay protection and its recorded diagnoses.
+    With an overlay too (--overlay or DENPEX_OVERLAY), the curation resources under
+    /v1/curation serve the queue, confirm, reject, propose, backtest and promote."""
     import uvicorn
 
     from denpex.api.app import ApiSettings, create_app
-    from denpex.api.auth import tenants_from_config
+    from denpex.api.auth import NonceLedger, tenants_from_config
 
     try:
         configured = tenants_from_config(json.loads(tenants.read_text(encoding="utf-8")))
@@ -346,30 +372,50 @@ def serve_command(
         fail(f"{tenants}: cannot use the tenants file ({error})")
     from denpex.hybrid.cli_settings import chosen_overlay
 
+    slack_secret = os.environ.get("DENPEX_SLACK_SIGNING_SECRET") or None
+    if slack_tenant is not None and slack_tenant not in configured:
+        fail(f"--slack-tenant {slack_tenant!r} is not a tenant in {tenants}")
+    if slack_tenant is not None and slack_secret is None:
+        fail("--slack-tenant needs Slack's signing secret in $DENPEX_SLACK_SIGNING_SECRET")
     settings = ApiSettings(
         tenants=configured,
         rules_dir=rules,
         cache_dir=default_cache_dir() if cache else None,
         overlay_dir=chosen_overlay(overlay),
+        job_threshold_bytes=job_threshold,
+        job_workers=job_workers,
+        slack_signing_secret=slack_secret,
+        slack_tenant=slack_tenant,
     )
-    store_named = store or os.environ.get("DENPEX_STORE")
-    hybrid = _hybrid_path(store_named, None, None, None, None) if store_named else None
+    try:
+        hybrid = _hybrid_path(store, None, None, None, None)
+    except DenpexError as error:
+        fail(str(error))
+    nonces: NonceLedger | None = None
     curation = None
-    if store_named and settings.overlay_dir is not None:
-        from denpex.curation.settings import CurationSettings, default_eval_dirs, default_healthy
-        from denpex.store.store import store_url
+    if hybrid is not None:
+        from denpex.store.nonces import StoreNonces
 
-        here = Path.cwd()
-        curation = CurationSettings(
-            store_url=store_url(store_named),
-            overlay_dir=settings.overlay_dir,
-            eval_dirs=default_eval_dirs(here),
-            healthy=default_healthy(here),
-            rules_dir=rules,
-            cache_dir=settings.cache_dir,
-        )
+        store_of = hybrid.store  # type: ignore[attr-defined]
+        nonces = StoreNonces(store_of)
+        if settings.overlay_dir is not None:
+            from denpex.curation.settings import (
+                CurationSettings,
+                default_eval_dirs,
+                default_healthy,
+            )
+
+            here = Path.cwd()
+            curation = CurationSettings(
+                store_url=hybrid.settings.store_url,  # type: ignore[attr-defined]
+                overlay_dir=settings.overlay_dir,
+                eval_dirs=default_eval_dirs(here),
+                healthy=default_healthy(here),
+                rules_dir=rules,
+                cache_dir=settings.cache_dir,
+            )
     uvicorn.run(
-        create_app(settings, hybrid=hybrid, curation=curation),
+        create_app(settings, nonces, hybrid=hybrid, curation=curation),
         host=host,
         port=port,
         log_level="info",

@@ -99,3 +99,49 @@ def test_fail_on_found_gives_ci_an_exit_code(tmp_path: Path) -> None:
     healthy = REPO / "evals" / "corpus" / "inject-clean"
     assert denpex("diagnose", str(healthy), "--fail-on", "found").returncode == 0
     assert denpex("diagnose", str(BAD_SAMPLE)).returncode == 0
+
+
+def _on_a_terminal(columns: int, *args: str) -> str:
+    """`denpex` with its stdout on a pseudo-terminal `columns` wide; what it printed there."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    environment = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "denpex", *args],
+        stdout=follower,
+        stderr=subprocess.DEVNULL,
+        cwd=REPO,
+        env=environment,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closes when the process ends
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    process.wait(timeout=120)
+    os.close(leader)
+    return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def test_on_a_terminal_text_fits_its_width_in_colour_and_a_pipe_gets_plain_text() -> None:
+    import re
+
+    ansi = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+    shown = _on_a_terminal(72, "diagnose", str(BAD_SAMPLE))
+    assert ansi.search(shown), "colour on a terminal"
+    lines = [ansi.sub("", line) for line in shown.splitlines()]
+    assert "data_preprocessing_error" in "".join(lines)
+    assert max(len(line) for line in lines) <= 72
+    piped = denpex("diagnose", str(BAD_SAMPLE)).stdout.decode()
+    assert not ansi.search(piped), "no colour in a pipe"

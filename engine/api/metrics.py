@@ -38,5 +38,12 @@ class ApiMetrics:
             registry=self.registry,
         )
 
+        self.jobs = Counter(
+            "denpex_jobs",
+            "Diagnosis jobs, counted as they are queued and as they end (done or failed)",
+            ["state"],
+            registry=self.registry,
+        )
+
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

@@ -168,6 +168,8 @@ class HybridCase:
         self.path = path
         self.evidence = evidence
         self.incident_id = uuid.uuid4().hex
+        self.tenant: str | None = None
+        """The API tenant the diagnosis is recorded for (the API sets it and the id)."""
         self._observation: Observation | None = None
 
     # what the failure looks like ------------------------------------------------------------
@@ -325,6 +327,7 @@ class HybridCase:
             templates=seen.templates,
             embedder=self.path.embedder.name,
             queue=queue,
+            tenant=self.tenant,
         )
         try:
             self.path.store.add(without_secrets(draft), incident_id=self.incident_id)

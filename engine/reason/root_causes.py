@@ -7,6 +7,7 @@ filled from the captures and from who printed the evidence.
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Mapping, Sequence
 
@@ -22,22 +23,39 @@ _FORMATTER = string.Formatter()
 
 
 class _Placeholders(dict[str, str]):
-    """Missing placeholders stay visible as <name> so a person can fill them in."""
+    """A placeholder no evidence fills, and that `fill` cannot leave out of the sentence (inside
+    a command, say), stays visible as <name> for a person to fill in."""
 
     def __missing__(self, key: str) -> str:
         return f"<{key}>"
+
+
+_WHO = ("rank", "local_rank", "host", "pid")
+"""Where a line came from: taken from the originating lines only, never from the cascade."""
 
 
 def placeholders_for(match: Match | None, hypothesis: Hypothesis) -> _Placeholders:
     values = _Placeholders()
     origin = hypothesis.originating
     if origin is not None:
-        for name in ("rank", "local_rank", "host", "pid"):
+        for name in _WHO:
             value = getattr(origin, name)
             if value is not None:
                 values[name] = str(value)
     if match is not None:
         values.update(match.captures)
+    # What the first line does not say, the other lines of the same failure may: its other
+    # root lines (who and what), then the lines it explains (what only: a peer's timeout
+    # value is the job's, a peer's host is not the origin's).
+    for other in hypothesis.roots:
+        for name, value in other.captures.items():
+            values.setdefault(name, value)
+        if other.event.host and origin is not None and other.event.rank == origin.rank:
+            values.setdefault("host", other.event.host)
+    for other in [*hypothesis.corroboration, *hypothesis.consequences, *hypothesis.explained]:
+        for name, value in other.captures.items():
+            if name not in _WHO:
+                values.setdefault(name, value)
     if hypothesis.culprit is not None:
         culprit = hypothesis.culprit
         values.setdefault("suspects", ", ".join(str(r) for r in culprit.suspects) or "unknown")
@@ -46,11 +64,55 @@ def placeholders_for(match: Match | None, hypothesis: Hypothesis) -> _Placeholde
     return values
 
 
+_PREPOSITIONS = "on|from|of|at|in|to|for|between|with"
+_NOUNS = ("rank", "pid", "job", "node", "host", "peer")
+_COMMAND_BEFORE = re.compile(r"(?:[=:'\"]|\s-{1,2}[\w-]+\s)$")
+"""What precedes a command's argument (`NodeName=`, `-j `, a quote): such a field stays."""
+
+
+def _leave_out(template: str, name: str) -> str:
+    """The template with the unknown `{name}` left out where the sentence reads without it:
+    `on {host}`, `({host})`, `before the {timeout_ms} ms timeout`, `({bytes} bytes)`; in
+    prose a rank, host, pid, job, node or peer becomes `the failing host` (and so on). A
+    command's argument (`NodeName={host}`, `sacct -j {job}`) stays, shown as <name>."""
+    field = r"(?<!\{)\{" + re.escape(name) + r"\}(?!\})"
+    units = [name] + ([name.rsplit("_", 1)[1]] if name.endswith(("_ms", "_s")) else [])
+    rules: list[tuple[str, str]] = [
+        (r"\s*\(" + field + r"\)", ""),
+        *((r"\s*\(" + field + r"\s+" + re.escape(unit) + r"\)", "") for unit in units),
+        *((field + r"\s+" + re.escape(unit) + r"\b\s*", "") for unit in units),
+        (r"\s+(?:" + _PREPOSITIONS + r")\s+" + field + r"(?=[\s,;:.)]|$)", ""),
+        (r"\b(" + "|".join(_NOUNS) + r"|GPU|process)\s+" + field, r"the failing \1"),
+    ]
+    template = re.sub(
+        r"^(?:On|From|At) " + field + r",\s*(\w)", lambda found: found.group(1).upper(), template
+    )
+    for pattern, replacement in rules:
+        template = re.sub(pattern, replacement, template, flags=re.IGNORECASE)
+    if name in _NOUNS:
+
+        def prose(found: re.Match[str]) -> str:
+            before = found.string[: found.start()]
+            return found.group(0) if _COMMAND_BEFORE.search(before) else f"the failing {name}"
+
+        template = re.sub(field, prose, template)
+    return template
+
+
 def fill(template: str, values: Mapping[str, str]) -> str:
+    """The template with every placeholder the evidence knows filled, and the others left
+    out where the sentence reads without them (else shown as <name>)."""
     try:
-        return _FORMATTER.vformat(template, (), values)
-    except (ValueError, IndexError):
+        named = {field for _, field, _, _ in _FORMATTER.parse(template) if field}
+    except ValueError:
         return template  # a malformed template is shown as written rather than dropped
+    for name in sorted(named - set(values)):
+        if name.isidentifier():
+            template = _leave_out(template, name)
+    try:
+        return _FORMATTER.vformat(template, (), _Placeholders(values))
+    except (ValueError, IndexError, KeyError, AttributeError):
+        return template
 
 
 def evidence_of(match: Match, with_context: bool = False) -> Evidence:

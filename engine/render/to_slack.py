@@ -16,8 +16,17 @@ _TEXT_LIMIT = 2900
 _ROOT_CAUSES_SHOWN = 3
 
 
-def _cut(text: str) -> str:
-    return text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 12] + "\n…(cut)"
+_CUT = "\n…(cut)"
+
+
+def _cut(text: str, limit: int = _TEXT_LIMIT) -> str:
+    return text if len(text) <= limit else text[: limit - len(_CUT)] + _CUT
+
+
+def _fenced(label: str, body: str) -> str:
+    """`label` and `body` in a code block, the body cut so the closing fence always stays."""
+    room = _TEXT_LIMIT - len(label) - len("\n``````")
+    return f"{label}\n```{_cut(body, room)}```"
 
 
 def _section(markdown: str) -> dict[str, Any]:
@@ -42,7 +51,7 @@ def _root_cause_blocks(position: int, root: RootCause) -> list[dict[str, Any]]:
     if root.evidence:
         line = root.evidence[0]
         body = "\n".join([*line.context[-4:], line.text]).replace("```", "'''")
-        blocks.append(_section(f"{_plain(evidence_label(line))}\n```{_plain(body)}```"))
+        blocks.append(_section(_fenced(_plain(evidence_label(line)), _plain(body))))
     if root.next_steps:
         steps = "\n".join(f"• {_plain(step)}" for step in root.next_steps)
         blocks.append(_section(f"*Next steps*\n{steps}"))

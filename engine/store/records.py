@@ -65,6 +65,7 @@ class IncidentDraft(_Record):
     templates: list[str] = Field(description="distinct masked lines, first abnormal first")
     embedder: str | None = None
     queue: bool = Field(description="true when the diagnosis waits for a curator")
+    tenant: str | None = Field(None, description="the API tenant that asked; null for the CLI")
 
 
 class LabelSource(StrEnum):
@@ -104,6 +105,7 @@ class Incident(_Record):
     confirmed_note: str | None = None
     curation_note: str | None = None
     settled_by: str | None = None
+    tenant: str | None = None
 
     @property
     def label(self) -> Label | None:

@@ -57,6 +57,8 @@ class IncidentRow(Base):
     confirmed_note: Mapped[str | None] = mapped_column(Text)
     curation_note: Mapped[str | None] = mapped_column(Text)
     settled_by: Mapped[str | None] = mapped_column(String(200))
+    tenant: Mapped[str | None] = mapped_column(String(200), index=True)
+    """The API tenant whose request this was; null for the command line."""
 
     lines: Mapped[list[IncidentTemplateRow]] = relationship(
         back_populates="incident",
@@ -86,3 +88,15 @@ class IncidentTemplateRow(Base):
 
     incident: Mapped[IncidentRow] = relationship(back_populates="lines")
     template: Mapped[TemplateRow] = relationship()
+
+
+class NonceRow(Base):
+    """A request nonce an API replica has accepted, kept for the freshness window: replicas
+    sharing one store refuse a request replayed to any of them."""
+
+    __tablename__ = "request_nonces"
+
+    tenant: Mapped[str] = mapped_column(String(200), primary_key=True)
+    nonce: Mapped[str] = mapped_column(String(64), primary_key=True)
+    seen_at: Mapped[float] = mapped_column(Float, index=True)
+    """Unix seconds on the accepting replica's clock."""

@@ -202,6 +202,7 @@ class IncidentStore:
                 embedder=draft.embedder,
                 elapsed_ms=diagnosis.provenance.elapsed_ms,
                 curation_state=CurationState.queued if draft.queue else CurationState.not_queued,
+                tenant=draft.tenant,
             )
             row.lines = [
                 IncidentTemplateRow(position=position, template_id=template_id)
@@ -455,6 +456,7 @@ def _incident(row: IncidentRow) -> Incident:
         confirmed_note=row.confirmed_note,
         curation_note=row.curation_note,
         settled_by=row.settled_by,
+        tenant=row.tenant,
     )
 
 

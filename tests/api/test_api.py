@@ -182,7 +182,7 @@ def test_a_log_that_asks_for_actions_gets_only_a_diagnosis(client: TestClient) -
     )
     response = client.post("/v1/diagnoses", content=body, headers=_headers(body))
     assert response.status_code == 200
-    assert set(response.json()) == {"tenant", "diagnosis"}
+    assert set(response.json()) == {"tenant", "id", "diagnosis", "links"}
 
 
 def test_health_names_the_library_version(client: TestClient) -> None:

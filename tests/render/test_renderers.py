@@ -24,14 +24,14 @@ def test_every_format_names_the_cause_and_the_rank(name: str, diagnosis: Diagnos
     assert "data_preprocessing_error" in output
 
 
-def test_html_draws_one_mark_per_rank_with_the_originating_rank_in_red(
+def test_html_draws_one_mark_per_rank_and_the_originating_event_in_red(
     diagnosis: Diagnosis,
 ) -> None:
     page = render_html(diagnosis)
-    assert page.count("<circle") == len(
+    assert page.count("<circle class=") == len(
         [e for e in diagnosis.timeline.first_abnormal if e.time is not None]
     )
-    assert "fill='#cf222e'" in page  # rank 3, where the failure began
+    assert "<path class='origin'" in page and "fill='#cf222e'" in page  # rank 3's IndexError
 
 
 def test_html_escapes_whatever_the_logs_contain(tmp_path: Path) -> None:
@@ -67,3 +67,22 @@ def test_every_format_states_both_culprit_ranks(name: str, two_withheld: Diagnos
         assert json.loads(output)["root_causes"][0]["originating_ranks"] == [1, 4]
     else:
         assert "ranks 1, 4" in output
+
+
+def test_slack_evidence_cut_to_fit_keeps_its_code_block_closed(tmp_path: Path) -> None:
+    frames = "".join(
+        f'[rank1]:   File "/opt/train/{"deep/" * 150}step{n}.py", line {n}, in step\n'
+        for n in range(6)
+    )
+    (tmp_path / "rank1.log").write_text(
+        "[rank1]: Traceback (most recent call last):\n" + frames + "[rank1]: ValueError: bad\n"
+    )
+    message = json.loads(render_slack(diagnose_paths([str(tmp_path)])))
+    fenced = [
+        b["text"]["text"] for b in message["blocks"] if "```" in b.get("text", {}).get("text", "")
+    ]
+    assert fenced, "the evidence is shown"
+    for text in fenced:
+        assert len(text) <= 3000
+        assert text.count("```") == 2 and text.endswith("```")
+        assert "…(cut)" in text

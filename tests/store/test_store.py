@@ -39,10 +39,10 @@ def uncertain():
 
 def test_opening_a_store_brings_its_schema_to_the_packaged_head(store: IncidentStore) -> None:
     tables = set(inspect(store.engine).get_table_names())
-    assert {"incidents", "templates", "incident_templates", "alembic_version"} <= tables
+    assert {"incidents", "templates", "incident_templates", "request_nonces"} <= tables
     with store.engine.connect() as connection:
         context = MigrationContext.configure(connection)
-        assert context.get_current_revision() == "0002"
+        assert context.get_current_revision() == "0003"
         assert compare_metadata(context, Base.metadata) == []
 
 

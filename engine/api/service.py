@@ -1,0 +1,159 @@
+"""What every route of the API shares: its settings, its per-process state, signed bodies and
+problem documents.
+
+Consumes the request (headers, query, body stream) and the settings `denpex serve` read at the
+edge; produces the authenticated tenant and body, or an RFC 9457 problem document. Routes live
+in `denpex.api.routes_*` and the app is put together in `denpex.api.app`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+from fastapi import Depends, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from denpex.api.auth import AuthError, NotAllowed, Tenant, Verifier
+from denpex.api.metrics import ApiMetrics
+from denpex.errors import DenpexError
+from denpex.match.scan import Matcher
+from denpex.pipeline import Hybrid
+
+if TYPE_CHECKING:
+    from denpex.api.jobs import Diagnoser
+
+
+@dataclass(frozen=True)
+class ApiSettings:
+    tenants: Mapping[str, Tenant]
+    rules_dir: Path | None = None
+    cache_dir: Path | None = None
+    confidence_threshold: float = 0.6
+    max_body_bytes: int = 256 * 1024 * 1024
+    max_unpacked_bytes: int = 2 * 1024**3
+    """What one request's archives and compressed files may unpack to."""
+    request_time_limit_s: float = 120.0
+    """How long reading one request's inputs may take."""
+    max_skew_s: float = 300.0
+    overlay_dir: Path | None = None
+    """The deployment's overlay of curated signatures, loaded on top of the packaged library."""
+    job_threshold_bytes: int = 8 * 1024 * 1024
+    """Bodies larger than this become jobs (202 and a status URL) instead of waiting."""
+    job_workers: int = 2
+    """Threads diagnosing jobs; a job waits for a free one."""
+    max_queued_jobs: int = 64
+    """Jobs waiting or running at once; past it a new one is refused with 503."""
+    max_queued_bytes: int = 1024**3
+    """The bodies of jobs waiting or running, together; past it a new job is refused with 503."""
+    kept_results: int = 1000
+    """Finished diagnoses and jobs this process keeps in memory, newest first (the store keeps
+    every diagnosis when one is configured)."""
+    slack_signing_secret: str | None = field(default=None, repr=False)
+    """Slack's signing secret; None turns the slash-command endpoint off."""
+    slack_tenant: str | None = None
+    """The tenant whose plan and store records the slash command's diagnoses belong to."""
+
+
+@dataclass
+class ApiState:
+    settings: ApiSettings
+    matcher: Matcher
+    verifier: Verifier
+    diagnoser: Diagnoser
+    hybrid: Hybrid | None = None
+    metrics: ApiMetrics = field(default_factory=ApiMetrics)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def state_of(request: Request) -> ApiState:
+    return request.app.state.denpex
+
+
+async def signed_body(request: Request) -> tuple[Tenant, bytes]:
+    """The tenant that signed the request, and its body. The headers are verified first, so a
+    stranger's body is never read; the body is then read up to the limit and checked against
+    its signed digest."""
+    state = state_of(request)
+    limit = state.settings.max_body_bytes
+    try:
+        signed = state.verifier.authenticate(
+            {k.lower(): v for k, v in request.headers.items()},
+            request.method,
+            request.url.path,
+            request.url.query,
+        )
+    except AuthError as error:
+        raise HTTPException(401, str(error)) from None
+    except DenpexError as error:  # the shared nonce ledger (the store) cannot answer
+        raise HTTPException(503, str(error)) from None
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and len(declared) < 20 and int(declared) > limit:
+        raise HTTPException(413, f"the body is larger than {limit} bytes")
+    body = bytearray()
+    async for part in request.stream():
+        body.extend(part)
+        if len(body) > limit:
+            raise HTTPException(413, f"the body is larger than {limit} bytes")
+    try:
+        signed.check_body(bytes(body))
+    except AuthError as error:
+        raise HTTPException(401, str(error)) from None
+    return signed.tenant, bytes(body)
+
+
+def allow(tenant: Tenant, feature: str) -> None:
+    try:
+        tenant.require(feature)
+    except NotAllowed as refusal:
+        raise HTTPException(403, str(refusal)) from None
+
+
+SignedBody = Annotated[tuple[Tenant, bytes], Depends(signed_body)]
+
+
+PROBLEM_TYPES = {
+    400: "bad-input",
+    401: "not-authenticated",
+    403: "not-in-plan",
+    404: "not-found",
+    405: "method-not-allowed",
+    413: "too-large",
+    422: "invalid-request",
+    503: "not-ready",
+}
+
+
+def problem_response(
+    status: int, detail: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    """An RFC 9457 problem document."""
+    kind = PROBLEM_TYPES.get(status, "error")
+    return JSONResponse(
+        {
+            "type": f"urn:denpex:problem:{kind}",
+            "title": HTTPStatus(status).phrase,
+            "status": status,
+            "detail": detail,
+        },
+        status_code=status,
+        media_type="application/problem+json",
+        headers=dict(headers or {}),
+    )
+
+
+async def problem(_request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, StarletteHTTPException)
+    return problem_response(error.status_code, str(error.detail), error.headers)
+
+
+async def invalid_request(_request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, RequestValidationError)
+    first = error.errors()[0] if error.errors() else {}
+    where = ".".join(str(part) for part in first.get("loc", ()))
+    return problem_response(422, f"{where}: {first.get('msg', 'invalid request')}")
