@@ -1,8 +1,8 @@
-"""Real lines Horovod and Open MPI printed in failed jobs meet the signatures written for them.
+"""Real lines Horovod, Open MPI, UCX and XLA printed in failed jobs meet their signatures.
 
 Every line below is copied from the public thread named beside it. The catalog signatures come from
-catalogs/horovod, catalogs/openmpi and catalogs/prrte; the hand-written ones in rules/openmpi and
-rules/horovod state the failing rank where the launcher names it.
+catalogs/horovod, catalogs/openmpi, catalogs/prrte and catalogs/ucx; the hand-written ones in
+rules/openmpi and rules/horovod state the failing rank where the launcher names it.
 """
 
 from __future__ import annotations
@@ -83,6 +83,21 @@ def _top(matcher: Matcher, text: str):
             "openmpi",
             "process_killed",
         ),
+        # github.com/openucx/ucx/issues/8746 (UCX 1.13's locked-memory advice)
+        (
+            "[1668693503.473099] [ampere:1188443:0]          ib_log.c:246  UCX  ERROR mlx5_0:"
+            " ibv_create_cq() failed: Cannot allocate memory. Please set max locked memory"
+            " (ulimit -l) to 'unlimited' (current: 64 kbytes)",
+            "infiniband",
+            "fd_or_process_limit",
+        ),
+        # github.com/marin-community/levanter/issues/727 (XLA GPU, absl CHECK)
+        (
+            "F0912 11:59:01.941641  741969 shape_tree.cc:54] Check failed:"
+            " result->children_start_id >= 0 (-1 vs. 0)",
+            "python",
+            "native_crash",
+        ),
     ],
 )
 def test_a_real_line_gets_its_emitter_s_class(
@@ -133,3 +148,15 @@ def test_a_stall_warning_is_a_symptom_that_cannot_settle_a_diagnosis(matcher: Ma
     top = _top(matcher, line)
     assert top.signature.role.value == "symptom"
     assert top.signature.confidence <= 0.35
+
+
+def test_ucx_s_cq_creation_enomem_without_the_advice_is_still_the_memlock_signature(
+    matcher: Matcher,
+) -> None:
+    # github.com/openucx/ucx/issues/8229 (UCX 1.12, before the locked-memory advice was added)
+    line = (
+        "[1652739463.054681] [cn0022:4071024:0]        ib_iface.c:1035 UCX  ERROR"
+        " ibv_create_cq(cqe=4096) failed: Cannot allocate memory"
+    )
+    top = _top(matcher, line)
+    assert top.signature.id == "infiniband.ucx_create_cq_enomem"
