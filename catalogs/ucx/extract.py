@@ -1,0 +1,36 @@
+"""UCX's failure messages: the `ucs_error`, `ucs_warn` and `ucs_fatal` format strings of src/.
+
+UCX logs through `ucs_log(level, fmt, ...)`; at the default UCX_LOG_LEVEL=warn the ERROR, WARN
+and FATAL lines are printed (DIAG and below are not). Open MPI's UCX PML, UCC and NCCL's UCX
+plugin print them on the rank's stderr. The tools (ucx_perftest, ucx_info) and the Java/Go
+bindings are left out.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from catalogs.core.csource import find_calls
+from catalogs.core.message import Message
+
+LEVELS = {"ucs_error": "ERROR", "ucs_warn": "WARN", "ucs_fatal": "FATAL"}
+SUFFIXES = (".c", ".h", ".cc", ".inl")
+SKIP = ("src/tools/", "src/ucs/debug/log_def.h")
+
+
+def extract(checkout: Path, release: str) -> list[Message]:
+    messages: list[Message] = []
+    for path in sorted((checkout / "src").rglob("*")):
+        relative = path.relative_to(checkout).as_posix()
+        if path.suffix not in SUFFIXES or not path.is_file() or relative.startswith(SKIP):
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for call in find_calls(text, tuple(LEVELS)):
+            if not call.args or not call.args[0]:
+                continue  # the format is a variable or a macro, not a literal
+            fmt = call.args[0].rstrip("\n")
+            style = "printf" if "%" in fmt else "literal"
+            messages.append(
+                Message("ucx", release, fmt, style, relative, call.line, LEVELS[call.name])
+            )
+    return messages
