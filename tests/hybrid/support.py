@@ -10,12 +10,11 @@ from pathlib import Path
 from denpex.evidence import EvidenceOptions, assemble
 from denpex.hybrid.excerpt import build_excerpt, query_templates
 from denpex.hybrid.harvest import abnormal_lines
-from denpex.match.library import load_library
-from denpex.match.scan import Matcher
 from denpex.models import Diagnosis
 from denpex.pipeline import DiagnoseOptions, diagnose_evidence
 from denpex.retrieval.corpus import load_cases
 from denpex.store.records import ExcerptLine, IncidentDraft, input_digests
+from tests.conftest import bundled_matcher
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 
@@ -35,7 +34,7 @@ class Observed:
 
 def observe(paths: list[str], threshold: float = 0.6) -> Observed:
     """The rules' diagnosis of real logs, with the excerpt the hybrid path would build."""
-    matcher = Matcher(load_library())
+    matcher = bundled_matcher()
     evidence = assemble(paths, matcher, EvidenceOptions(abnormal=abnormal_lines(), digests=True))
     diagnosis = diagnose_evidence(
         evidence, DiagnoseOptions(confidence_threshold=threshold), time.perf_counter()

@@ -5,8 +5,7 @@ from __future__ import annotations
 from denpex.evidence import EvidenceOptions, assemble
 from denpex.hybrid.excerpt import build_excerpt, prioritised, query_templates
 from denpex.hybrid.harvest import abnormal_lines
-from denpex.match.library import load_library
-from denpex.match.scan import Matcher
+from tests.conftest import bundled_matcher
 from tests.hybrid.support import case_inputs, observe
 
 
@@ -33,7 +32,7 @@ def test_rule_matches_are_marked_and_generic_finds_are_abnormal() -> None:
 
 def test_a_short_excerpt_keeps_the_root_cause_before_generic_lines() -> None:
     paths = case_inputs("exc-keyerror")
-    evidence = assemble(paths, Matcher(load_library()), EvidenceOptions(abnormal=abnormal_lines()))
+    evidence = assemble(paths, bundled_matcher(), EvidenceOptions(abnormal=abnormal_lines()))
     short = build_excerpt(evidence.timeline, list(evidence.abnormal), limit=2)
     assert len(short) == 2
     assert any(line.role == "root_cause" for line in short)

@@ -8,15 +8,15 @@ from pathlib import Path
 
 from denpex.evidence import EvidenceOptions, assemble
 from denpex.hybrid.harvest import abnormal_lines, is_below_error
-from denpex.match.library import load_library
 from denpex.match.scan import Matcher
+from tests.conftest import bundled_matcher
 from tests.hybrid.support import case_inputs
 
 _WITH_LINES = EvidenceOptions(abnormal=abnormal_lines(), digests=True)
 
 
 def _matcher() -> Matcher:
-    return Matcher(load_library())
+    return bundled_matcher()
 
 
 def test_every_input_is_digested_even_one_skipped_as_binary() -> None:
