@@ -26,7 +26,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from denpex.api.jobs import new_id
-from denpex.api.service import allow, state_of
+from denpex.api.service import allow, bounded_body, state_of
 from denpex.errors import DenpexError
 from denpex.render import render_slack
 
@@ -67,16 +67,11 @@ async def _verified_form(request: Request, secret: str) -> dict[str, str]:
     now = time.time()
     if abs(now - int(timestamp)) > SLACK_WINDOW_S:
         raise HTTPException(401, "the Slack request is older than five minutes")
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and len(declared) < 20 and int(declared) > SLACK_MAX_BODY:
-        raise HTTPException(413, f"a slash command is at most {SLACK_MAX_BODY} bytes")
-    body = bytearray()
-    async for part in request.stream():
-        body.extend(part)
-        if len(body) > SLACK_MAX_BODY:
-            raise HTTPException(413, f"a slash command is at most {SLACK_MAX_BODY} bytes")
+    body = await bounded_body(
+        request, SLACK_MAX_BODY, f"a slash command is at most {SLACK_MAX_BODY} bytes"
+    )
     given = request.headers.get("x-slack-signature", "")
-    expected = slack_signature(secret, timestamp, bytes(body))
+    expected = slack_signature(secret, timestamp, body)
     matched = _SIGNATURE.fullmatch(given)
     if matched is None or not hmac.compare_digest(expected.encode(), given.encode()):
         raise HTTPException(401, "the request is not signed with the Slack signing secret")

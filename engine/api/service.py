@@ -92,19 +92,26 @@ async def signed_body(request: Request) -> tuple[Tenant, bytes]:
         raise HTTPException(401, str(error)) from None
     except DenpexError as error:  # the shared nonce ledger (the store) cannot answer
         raise HTTPException(503, str(error)) from None
+    body = await bounded_body(request, limit, f"the body is larger than {limit} bytes")
+    try:
+        signed.check_body(body)
+    except AuthError as error:
+        raise HTTPException(401, str(error)) from None
+    return signed.tenant, bytes(body)
+
+
+async def bounded_body(request: Request, limit: int, too_large: str) -> bytes:
+    """The request body, refused with 413 (`too_large`) as soon as it is declared or read past
+    `limit` bytes: nothing larger is ever held in memory."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and len(declared) < 20 and int(declared) > limit:
-        raise HTTPException(413, f"the body is larger than {limit} bytes")
+        raise HTTPException(413, too_large)
     body = bytearray()
     async for part in request.stream():
         body.extend(part)
         if len(body) > limit:
-            raise HTTPException(413, f"the body is larger than {limit} bytes")
-    try:
-        signed.check_body(bytes(body))
-    except AuthError as error:
-        raise HTTPException(401, str(error)) from None
-    return signed.tenant, bytes(body)
+            raise HTTPException(413, too_large)
+    return bytes(body)
 
 
 def allow(tenant: Tenant, feature: str) -> None:
