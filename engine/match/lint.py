@@ -233,17 +233,22 @@ def lint(
                 except RulesError as problem:
                     problems.append(Problem(str(path.relative_to(folder)), str(problem)))
         return problems or [Problem(str(overlay_dir or rules_dir), str(error))]
-    signatures = list(library.signatures)
-    for signature in signatures:
-        problems += _pattern_problems(signature)
-        problems += _template_problems(signature)
-        problems += _keyword_problems(signature)
-    problems += _compile_problems(signatures)
+    problems += _signature_problems(list(library.signatures))
     if problems:
         return problems
     for backend in available_backends():
         problems += example_problems(library, backend, cache_dir)
     return problems
+
+
+def _signature_problems(signatures: list[Signature]) -> list[Problem]:
+    """Each signature's own hygiene (patterns, templates, keywords), and that all compile."""
+    problems: list[Problem] = []
+    for signature in signatures:
+        problems += _pattern_problems(signature)
+        problems += _template_problems(signature)
+        problems += _keyword_problems(signature)
+    return problems + _compile_problems(signatures)
 
 
 def lint_added(
@@ -260,11 +265,7 @@ def lint_added(
         library.with_signatures(added)
     except RulesError as error:
         return [Problem(added[0].id if added else "overlay", str(error))]
-    for signature in added:
-        problems += _pattern_problems(signature)
-        problems += _template_problems(signature)
-        problems += _keyword_problems(signature)
-    problems += _compile_problems(added)
+    problems += _signature_problems(added)
     if problems:
         return problems
     for backend in available_backends():
