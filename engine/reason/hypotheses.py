@@ -34,6 +34,7 @@ from denpex.reason.origin import (
     Finding,
     absent_from_symptoms,
     basis_of,
+    failed_on_its_own,
     narrow,
     pid_join,
     ranks_in,
@@ -344,6 +345,10 @@ def _inferred(
     if not hypothesis.roots:
         return Finding(None, "undetermined", reason="no line in evidence names a rank")
     finding = pid_join(hypothesis.roots, matches)
+    if finding is None and all(
+        m.event.rank is None and m.signature.traits.locates_origin for m in hypothesis.roots
+    ):
+        finding = failed_on_its_own(matches)
     if finding is None and any(_one_process(m) for m in hypothesis.roots):
         relayed = [m for m in symptoms if m.signature.traits.relay in (Relay.peer, Relay.waiting)]
         reporters = ranks_in(relayed)
