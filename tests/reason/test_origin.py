@@ -15,6 +15,7 @@ from denpex.models import RankBasis, RootCause
 from tests.conftest import REPO, diagnose_paths, write_job
 
 CORPUS = REPO / "evals" / "corpus"
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _top(paths: list[Path]) -> RootCause:
@@ -99,14 +100,7 @@ def test_a_kernel_kill_of_a_pid_is_joined_to_the_rank_the_launcher_gave_that_pid
 # Real lines (public issue bghira/SimpleTuner#304): an accelerate launch on 2 GPUs; the error
 # names no rank, torch's elastic agent reports local rank 1 failing with exit code 1 and stops
 # the other worker with SIGTERM.
-_NAN_WITHOUT_RANK = """\
-Traceback (most recent call last):
-  File "/root/SimpleTuner/train_sdxl.py", line 1215, in main
-    accelerator.backward(loss)
-RuntimeError: Function 'MulBackward0' returned nan values in its 0th output.
-[2024-02-08 10:19:37,299] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 2701 closing signal SIGTERM
-[2024-02-08 10:19:38,064] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) local_rank: 1 (pid: 2702) of binary: /root/miniconda3/bin/python
-"""
+_NAN_WITHOUT_RANK = (FIXTURES / "simpletuner-304-nan-no-rank.log").read_text()
 
 
 def test_an_error_naming_no_rank_is_placed_on_the_one_worker_the_launcher_saw_fail(
@@ -123,7 +117,8 @@ def test_an_error_naming_no_rank_is_placed_on_the_one_worker_the_launcher_saw_fa
 def test_two_workers_failing_on_their_own_leave_the_error_unplaced(tmp_path: Path) -> None:
     both = _NAN_WITHOUT_RANK.replace(
         "[WARNING] Sending process 2701 closing signal SIGTERM",
-        "[ERROR] failed (exitcode: 1) local_rank: 0 (pid: 2701) of binary: /root/miniconda3/bin/python",
+        "[ERROR] failed (exitcode: 1) local_rank: 0 (pid: 2701) of binary: "
+        "/root/miniconda3/bin/python",
     )
     top = _top([write_job(tmp_path, {"train.log": both}) / "train.log"])
     assert top.failure_class == "nan_or_inf"
@@ -132,10 +127,7 @@ def test_two_workers_failing_on_their_own_leave_the_error_unplaced(tmp_path: Pat
 
 # Real lines (public issue IGNF/myria3d#123, 3 Slurm tasks): ranks 1 and 2 time out in the first
 # all-reduce while rank 0, which prints no line with its rank, is still preparing the test set.
-_TWO_OF_THREE_TIME_OUT = """\
-[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800008 milliseconds before timing out.
-[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800008 milliseconds before timing out.
-"""
+_TWO_OF_THREE_TIME_OUT = (FIXTURES / "myria3d-123-two-of-three-time-out.log").read_text()
 
 
 def test_a_rank_implied_by_a_higher_one_is_possible_but_never_named(tmp_path: Path) -> None:
