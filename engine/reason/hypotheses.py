@@ -38,6 +38,7 @@ from denpex.reason.origin import (
     narrow,
     pid_join,
     ranks_in,
+    single_process,
 )
 from denpex.taxonomy import Relay, can_cause
 
@@ -344,7 +345,7 @@ def _inferred(
         )
     if not hypothesis.roots:
         return Finding(None, "undetermined", reason="no line in evidence names a rank")
-    finding = pid_join(hypothesis.roots, matches)
+    finding = pid_join(hypothesis.roots, matches) or single_process(matches)
     if finding is None and all(
         m.event.rank is None and m.signature.traits.locates_origin for m in hypothesis.roots
     ):

@@ -15,6 +15,7 @@ Every mechanism compares what several ranks printed; none reads the wording of o
   (steps, iterations) before the others;
 - **launcher_report**: an error names no rank, and a launcher reports exactly one rank
   exiting with an error code of its own (the others stopped by its signal);
+- **single_process**: the evidence states a world size of 1: the one process is rank 0;
 - **silent_end**: of those ranks, one's output ends well before its peers report the failure.
 
 Precision comes first: a mechanism names a rank only when the evidence leaves exactly one; when
@@ -92,6 +93,24 @@ def stated_world_size(matches: Sequence[Match]) -> int | None:
     size = max(stated)
     seen = ranks_in(matches)
     return size if not seen or max(seen) < size else None
+
+
+def single_process(matches: Sequence[Match]) -> Finding | None:
+    """Rank 0, when the evidence states a world size of 1 and names no other rank: a job of one
+    process failed in that process."""
+    sizes = {identifier(m.captures.get(WORLD_SIZE_CAPTURE)) for m in matches}
+    sizes.discard(None)
+    if sizes != {1} or ranks_in(matches) - {0}:
+        return None
+    stated = next(m for m in matches if identifier(m.captures.get(WORLD_SIZE_CAPTURE)) == 1)
+    return Finding(
+        0,
+        "single_process",
+        RankBasis.inferred,
+        f"the job has one process (world size 1, stated at {stated.event.source}:"
+        f"{stated.event.line})",
+        "",
+    )
 
 
 def ranks_in(matches: Iterable[Match]) -> set[int]:

@@ -136,3 +136,12 @@ def test_a_rank_implied_by_a_higher_one_is_possible_but_never_named(tmp_path: Pa
     assert top.originating_rank is None  # the excerpt may simply not show rank 0's timeout
     assert top.candidate_ranks == [0]
     assert "ranks count from 0" in top.candidate_reason
+
+
+def test_a_job_of_one_process_failed_in_rank_0(tmp_path: Path) -> None:
+    # Real lines (public issue lifeiteng/vall-e#27): the trainer states world_size=1.
+    top = _top([FIXTURES / "vall-e-27-one-process.log"])
+    assert top.failure_class == "loss_scale_underflow"
+    assert top.originating_rank == 0
+    assert top.rank_finding is not None and top.rank_finding.mechanism == "single_process"
+    assert "world size 1" in top.rank_finding.evidence
