@@ -26,6 +26,7 @@ from denpex.reason.origin import (
     narrow,
     odd_one_out,
     ranks_in,
+    split_calls,
 )
 from denpex.taxonomy import Relay, divergent_calls_class, traits
 
@@ -246,6 +247,9 @@ def _from_timeouts(timeouts: list[Match], matches: Sequence[Match]) -> Culprit:
     if odd is not None:
         # Ranks waiting in different collectives: the stall is a mismatch of calls.
         return _with_finding(replace(culprit, failure_class=divergent_calls_class()), odd)
+    split = split_calls(timeouts)
+    if split is not None:
+        return _with_finding(replace(culprit, failure_class=divergent_calls_class()), split)
     finding = narrow(absent_from_symptoms(waiting, matches, Relay.waiting), timeouts, matches)
     return _with_finding(culprit, finding)
 

@@ -251,6 +251,43 @@ def odd_one_out(symptoms: Sequence[Match]) -> Finding | None:
     )
 
 
+def split_calls(symptoms: Sequence[Match]) -> Finding | None:
+    """Ranks stuck at the same collective sequence number in different calls (another op, size
+    or dtype) with no lone odd one: the ranks issued different collectives, and which side
+    diverged is not in evidence."""
+    at_seq: dict[str, dict[int, dict[str, str]]] = defaultdict(dict)
+    for match in symptoms:
+        seq, rank = match.captures.get("seq"), match.event.rank
+        if seq is None or rank is None:
+            continue
+        # A rooted collective (gather, scatter) legitimately sizes its output by rank.
+        fingerprint = {
+            n: v
+            for n in _FINGERPRINT
+            if n != "numel_out" and (v := match.captures.get(n)) is not None
+        }
+        at_seq[seq].setdefault(rank, fingerprint)
+    for seq, by_rank in at_seq.items():
+        if len(by_rank) < 2:
+            continue
+        shared = set.intersection(*(set(f) for f in by_rank.values()))
+        differing = [n for n in sorted(shared) if len({f[n] for f in by_rank.values()}) > 1]
+        if not differing:
+            continue
+        sides = "; ".join(
+            f"rank {rank}: " + ", ".join(f"{n} {by_rank[rank][n]}" for n in differing)
+            for rank in sorted(by_rank)
+        )
+        return Finding(
+            None,
+            "undetermined",
+            candidates=tuple(sorted(by_rank)),
+            reason=f"at SeqNum {seq} the ranks wait in different collectives ({sides}): they "
+            "issued different calls, and no lone rank differs from the others",
+        )
+    return None
+
+
 def last_steps(matches: Sequence[Match]) -> dict[int, int]:
     steps: dict[int, int] = {}
     for match in matches:

@@ -145,3 +145,13 @@ def test_a_job_of_one_process_failed_in_rank_0(tmp_path: Path) -> None:
     assert top.originating_rank == 0
     assert top.rank_finding is not None and top.rank_finding.mechanism == "single_process"
     assert "world size 1" in top.rank_finding.evidence
+
+
+def test_ranks_stuck_at_one_seqnum_in_different_calls_are_a_mismatch_with_no_side_named() -> None:
+    # Real lines (public issue modelscope/FunASR#2317): at SeqNum 3437 rank 0 all-reduces
+    # 4,311,252 elements and rank 1 one element (it had left the training loop).
+    top = _top([FIXTURES / "funasr-2317-two-calls-at-one-seqnum.log"])
+    assert top.failure_class == "collective_mismatch"
+    assert top.originating_rank is None
+    assert top.candidate_ranks == [0, 1]
+    assert "4311252" in top.candidate_reason and "SeqNum 3437" in top.candidate_reason
