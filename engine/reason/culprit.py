@@ -83,14 +83,19 @@ class Culprit:
                 "no root-cause record names where it began"
             )
         if self.relay is Relay.peer:
+            lost = (
+                f"ranks {waiting} lost their connection to a peer"
+                if self.waiting
+                else "a process lost its connection to a peer (no line names its rank)"
+            )
             if not self.suspects:
                 return (
-                    f"ranks {waiting} lost their connection to a peer and no rank is in "
-                    "evidence as the one that died; the evidence does not determine it"
+                    f"{lost} and no rank is in evidence as the one that died; the evidence "
+                    "does not determine it"
                 )
             return (
-                f"ranks {waiting} lost their connection to a peer; rank(s) "
-                f"{_ranks(self.suspects)} reported nothing and are the likely dead peer(s)"
+                f"{lost}; rank(s) {_ranks(self.suspects)} reported nothing and are the likely "
+                "dead peer(s)"
             )
         if not self.suspects:
             return (

@@ -349,6 +349,8 @@ def absent_from_symptoms(
     reporters: set[int], matches: Sequence[Match], relay: Relay | None
 ) -> Finding:
     """The ranks of the job that did not report a symptom every other rank reports."""
+    if not reporters:
+        return Finding(None, "undetermined", reason="no line says which rank reported the symptom")
     world = stated_world_size(matches)
     seen = ranks_in(matches)
     job = set(range(world)) if world is not None else seen
