@@ -212,6 +212,12 @@ class Signature(_Strict):
         return self.origin == "catalog"
 
     @property
+    def fallback(self) -> bool:
+        """A generic fallback (any uncaught exception, a bare traceback): it speaks only when
+        nothing more specific does."""
+        return not self.generated and self.priority <= GENERIC_MAX_PRIORITY
+
+    @property
     def tentative(self) -> bool:
         """Generated from an emitter's source with an unclear class: it never outranks a
         hand-written signature's finding."""

@@ -117,6 +117,8 @@ def infer_culprit(matches: Sequence[Match]) -> Culprit | None:
     symptoms = [m for m in matches if m.role is Role.symptom]
     if not symptoms:
         return None
+    specific = [m for m in symptoms if not m.signature.fallback]
+    symptoms = specific or symptoms
     named = _named(symptoms)
     if named is not None:
         return named
