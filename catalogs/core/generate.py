@@ -19,7 +19,14 @@ from typing import Any
 
 from catalogs.core.mapping import Decision, Mapping
 from catalogs.core.message import Message
-from catalogs.core.pattern import Converted, Placeholder, Unsafe, compile_problems, convert
+from catalogs.core.pattern import (
+    Converted,
+    Placeholder,
+    Unsafe,
+    compile_problems,
+    convert,
+    shared_pattern,
+)
 from catalogs.core.render import render_line, render_message, value_rules
 from catalogs.core.source import SourceSpec
 from denpex.match.scan import Matcher
@@ -30,6 +37,10 @@ CATALOG_PRIORITY = 20
 any uncaught exception) and below every specific hand-written signature (>= 30)."""
 
 MAX_TITLE = 110
+
+REWORDING_SHARE = 0.5
+"""Two wordings of a message (in different releases) share one signature when the text they
+print alike is at least this share of each one's literal text."""
 
 
 @dataclass
@@ -50,6 +61,8 @@ class Entry:
     """the generated signature's id, or the hand-written one that already matches it"""
     rendered: str | None = None
     captures: dict[str, str] = field(default_factory=dict)
+    reworded: bool = False
+    """its pattern is the part it shares with other wordings of the message (`merge_rewordings`)"""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -158,6 +171,7 @@ def classify(entries: list[Entry], spec: SourceSpec, mapping: Mapping) -> None:
                 spec.captures,
                 spec.captures_after,
                 spec.anchor_for(entry.level),
+                spec.anchor_pattern_for(entry.level),
             )
         except Unsafe as unsafe:
             entry.disposition, entry.reason = "excluded", str(unsafe)
@@ -180,6 +194,61 @@ def classify(entries: list[Entry], spec: SourceSpec, mapping: Mapping) -> None:
 
 def _live(entry: Entry) -> bool:
     return entry.disposition == "mapped" and entry.converted is not None and not entry.signature
+
+
+def merge_rewordings(entries: list[Entry], lines: Sequence[str]) -> None:
+    """Messages a release reworded share one pattern, in place.
+
+    Live entries are wordings of one message when no pinned line prints two of them, the same
+    mapping rule decided them (same level), and the text they print alike is at least
+    `REWORDING_SHARE` of each and specific enough alone (`shared_pattern`). Each then takes that
+    shared pattern, so one signature matches every wording, with the releases of all; wordings
+    that share less keep their own signatures."""
+    order = {line: index for index, line in enumerate(lines)}
+    groups: dict[tuple[str, str], list[Entry]] = {}
+    for entry in entries:
+        if _live(entry) and entry.decision is not None:
+            groups.setdefault((entry.decision.rule, entry.level), []).append(entry)
+    for members in groups.values():
+        members.sort(key=lambda e: (min(order[line] for line in e.where), e.key))
+        clusters: list[tuple[list[Entry], Converted]] = []
+        for entry in members:
+            # Join the cluster whose wordings share the most text with this one, if any.
+            best: tuple[int, int, Converted] | None = None
+            for index, (cluster, _) in enumerate(clusters):
+                if any(line in entry.where for member in cluster for line in member.where):
+                    continue
+                merged = _shared([*cluster, entry])
+                size = sum(len(p) for p in merged.pieces if isinstance(p, str)) if merged else 0
+                if merged is not None and (best is None or size > best[0]):
+                    best = (size, index, merged)
+            if best is None:
+                clusters.append(([entry], entry.converted))  # type: ignore[arg-type]
+            else:
+                _, index, merged = best
+                clusters[index] = ([*clusters[index][0], entry], merged)
+        for cluster, shared in clusters:
+            if len(cluster) < 2:
+                continue
+            for member in cluster:
+                member.converted = shared
+                member.reworded = True
+
+
+def _shared(wordings: list[Entry]) -> Converted | None:
+    """The pattern every wording's own rendered line matches, with the same captures."""
+    try:
+        shared = shared_pattern([e.converted for e in wordings], REWORDING_SHARE)  # type: ignore[misc]
+    except Unsafe:
+        return None
+    compiled = re.compile(shared.regex, re.ASCII)
+    for entry in wordings:
+        found = compiled.search(entry.rendered or "")
+        if found is None or any(
+            found.group(name) != entry.captures.get(name) for name in shared.captures
+        ):
+            return None
+    return shared
 
 
 def mark_hand_written(entries: list[Entry], hand: Matcher | None) -> None:
@@ -208,8 +277,10 @@ def build_signatures(
     rendered = [members[0].rendered or "" for _, members in ordered]
     signatures: list[dict[str, Any]] = []
     display = mapping.display or spec.emitter
+    order = {line: index for index, line in enumerate(lines)}
     for index, (regex, members) in enumerate(ordered):
-        first = members[0]
+        # The newest wording is the signature's source; members of one release keep text order.
+        first = min(members, key=lambda m: -max(order[line] for line in m.where))
         converted = first.converted
         decision = first.decision
         assert converted is not None and decision is not None and decision.failure_class
@@ -228,6 +299,15 @@ def build_signatures(
         if first.captures:
             example["captures"] = dict(sorted(first.captures.items()))
         example["rendered"] = True
+        wordings = [
+            {
+                "line": m.rendered,
+                **({"captures": dict(sorted(m.captures.items()))} if m.captures else {}),
+                "rendered": True,
+            }
+            for m in members
+            if m.reworded and m is not first and m.rendered != first.rendered
+        ]
         source_link = _link(spec.repo, refs.get(release, ""), file, number)
         where = f"{file} ({first.function})" if first.function else file
         signatures.append(
@@ -257,7 +337,7 @@ def build_signatures(
                 ),
                 "source": {"file": file, "line": number, "format": first.text},
                 "examples": {
-                    "match": [example],
+                    "match": [example, *wordings],
                     "no_match": [neighbours[0] if neighbours else _fallback(spec, first, lines)],
                 },
             }

@@ -10,7 +10,15 @@ import re
 
 import pytest
 
-from catalogs.core.pattern import TOO_GENERIC, Unsafe, compile_problems, convert, parse
+from catalogs.core.pattern import (
+    TOO_GENERIC,
+    Unsafe,
+    compile_problems,
+    convert,
+    parse,
+    shared_part,
+    shared_pattern,
+)
 from catalogs.core.render import render_message, value_rules
 from denpex.match.keywords import required_literals
 
@@ -166,3 +174,52 @@ def test_rendered_example_matches_its_own_pattern_with_realistic_values() -> Non
     text, _ = render_message(convert("Cuda failure '%s'", "printf", anchor="W ").line, rules)
     assert text == "Cuda failure 'an illegal memory access was encountered'"
     assert captures == {}
+
+
+def test_an_anchor_regex_also_accepts_the_prefix_without_the_emitters_name() -> None:
+    # nccl src/os/linux_socket_pair.cc; some builds print "WARN" without "NCCL " after the
+    # same "[dev] file:line " prefix
+    anchor_regex = r"(?:NCCL |\[\d+\] [^ ]+:\d+ )WARN "
+    converted = convert(
+        "close failed: %s", "printf", anchor="NCCL WARN ", anchor_regex=anchor_regex
+    )
+    assert converted.regex == anchor_regex + "close failed:"
+    assert converted.pieces == ("NCCL WARN close failed:",)  # titles keep the literal prefix
+    assert _search(converted.regex, "gpu-017:20315:20402 [3] NCCL WARN close failed: Bad fd")
+    assert _search(converted.regex, "e66aa18dc444:3171:3171 [0] os/x.cc:12 WARN close failed: x")
+    assert not _search(converted.regex, "12:00:01 WARN close failed: x")
+
+
+def test_two_wordings_share_the_words_both_print() -> None:
+    # nccl src/include/socket.h (v2.4.8-1) and src/misc/socket.cc (v2.18.6-1)
+    old = convert("Net : Socket creation failed : %s", "printf")
+    new = convert("ncclSocketInit: Socket creation failed : %s", "printf")
+    shared = shared_pattern([old, new], 0.5)
+    assert shared.regex == "Socket creation failed :"
+    for line in (
+        "[0] include/socket.h:322 NCCL WARN Net : Socket creation failed : Bad address",
+        "[0] misc/socket.cc:723 NCCL WARN ncclSocketInit: Socket creation failed : Bad address",
+        "[0] include/socket.h:311 WARN Socket creation failed : Address family not supported",
+    ):
+        assert _search(shared.regex, line)
+    # nccl src/transport/net_ib.cc (2.18) and net_ib/init.cc (2.21): "port" is not a whole
+    # word of "port_num", so the shared part stops before it
+    cut = shared_part(
+        convert("NET/IB : Unable to query port %d", "printf").line,
+        convert("NET/IB : Unable to query port_num %d", "printf").line,
+    )
+    assert cut.pieces == ["NET/IB : Unable to query"] and cut.one_sided
+
+
+def test_different_messages_that_share_a_middle_are_not_one_message() -> None:
+    # nccl src/graph/xml.cc: two messages, not one reworded; they differ at both ends and
+    # share only about half their text
+    c2c = convert("Add C2c error : could not find DEV for GPU %s", "printf")
+    nvlink = convert("Add NVLink error : could not find GPU %lx", "printf")
+    with pytest.raises(Unsafe):
+        shared_pattern([c2c, nvlink], 0.5)
+    # and a shared part too generic alone is refused like any message (net_ib.cc, 2.18)
+    open_device = convert("NET/IB : Unable to open device %s", "printf")
+    query_port = convert("NET/IB : Unable to query port %d", "printf")
+    with pytest.raises(Unsafe, match=TOO_GENERIC):
+        shared_pattern([open_device, query_port], 0.5)
