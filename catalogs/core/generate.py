@@ -232,6 +232,11 @@ def merge_rewordings(entries: list[Entry], lines: Sequence[str]) -> None:
                 continue
             for member in cluster:
                 member.converted = shared
+                member.captures = {
+                    name: value
+                    for name, value in member.captures.items()
+                    if name in shared.captures
+                }
                 member.reworded = True
 
 
