@@ -61,7 +61,7 @@ def generate(
     classify(entries, spec, mapping)
     hand = load_library(rules_dir, include_catalogs=False)
     mark_hand_written(entries, Matcher(hand, "auto"))
-    merge_rewordings(entries, lines)
+    merge_rewordings(entries, spec)
     signatures = build_signatures(entries, spec, mapping, refs)
     catalog = Catalog(spec.emitter, mapping.family, lines, refs, entries, signatures)
     return catalog, write_catalog(catalog, rules_dir)

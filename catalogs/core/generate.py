@@ -60,6 +60,8 @@ class Entry:
     signature: str | None = None
     """the generated signature's id, or the hand-written one that already matches it"""
     rendered: str | None = None
+    plain: str | None = None
+    """the line rendered with values that say nothing (every string "unknown")"""
     captures: dict[str, str] = field(default_factory=dict)
     reworded: bool = False
     """its pattern is the part it shares with other wordings of the message (`merge_rewordings`)"""
@@ -172,6 +174,7 @@ def classify(entries: list[Entry], spec: SourceSpec, mapping: Mapping) -> None:
                 spec.captures_after,
                 spec.anchor_for(entry.level),
                 spec.anchor_pattern_for(entry.level),
+                spec.min_words,
             )
         except Unsafe as unsafe:
             entry.disposition, entry.reason = "excluded", str(unsafe)
@@ -180,6 +183,10 @@ def classify(entries: list[Entry], spec: SourceSpec, mapping: Mapping) -> None:
         entry.captures = {k: v for k, v in values.items() if k in entry.converted.captures}
         entry.rendered = render_line(
             spec.template_for(message.level), message, text, spec.file_prefix
+        )
+        plain, _ = render_message(entry.converted.line, ())
+        entry.plain = render_line(
+            spec.template_for(message.level), message, plain, spec.file_prefix
         )
         found = re.search(entry.converted.regex, entry.rendered, re.ASCII)
         if found is None or any(found.group(k) != v for k, v in entry.captures.items()):
@@ -196,7 +203,7 @@ def _live(entry: Entry) -> bool:
     return entry.disposition == "mapped" and entry.converted is not None and not entry.signature
 
 
-def merge_rewordings(entries: list[Entry], lines: Sequence[str]) -> None:
+def merge_rewordings(entries: list[Entry], spec: SourceSpec) -> None:
     """Messages a release reworded share one pattern, in place.
 
     Live entries are wordings of one message when no pinned line prints two of them, the same
@@ -204,7 +211,7 @@ def merge_rewordings(entries: list[Entry], lines: Sequence[str]) -> None:
     `REWORDING_SHARE` of each and specific enough alone (`shared_pattern`). Each then takes that
     shared pattern, so one signature matches every wording, with the releases of all; wordings
     that share less keep their own signatures."""
-    order = {line: index for index, line in enumerate(lines)}
+    order = {line: index for index, line in enumerate(spec.line_names())}
     groups: dict[tuple[str, str], list[Entry]] = {}
     for entry in entries:
         if _live(entry) and entry.decision is not None:
@@ -257,13 +264,19 @@ def _shared(wordings: list[Entry]) -> Converted | None:
 
 
 def mark_hand_written(entries: list[Entry], hand: Matcher | None) -> None:
-    """Entries whose rendered line a hand-written signature already claims map to it."""
+    """Entries a hand-written signature already claims, whatever the values in the line, map to
+    it. One that matches only the rendered values (a CUDA error string that nccl-tests quotes)
+    covers the lines with those values, not the message, which keeps its own signature."""
     if hand is None:
         return
     for entry in entries:
         if not _live(entry) or entry.rendered is None:
             continue
-        winners = sorted({m.signature.id for m in hand.scan_text(entry.rendered)})
+        claims = {m.signature.id for m in hand.scan_text(entry.rendered)}
+        winners = sorted(claims & {m.signature.id for m in hand.scan_text(entry.plain or "")})
+        if claims and not winners and entry.plain is not None:
+            # Its example must be a line its own signature wins: the one with plain values.
+            entry.rendered = entry.plain
         if winners:
             entry.signature = winners[0]
             entry.reason = f"covered by hand-written {', '.join(winners)}"

@@ -336,16 +336,20 @@ def _escape_char(char: str) -> str:
     return "\\" + char if char in _META else char
 
 
-def _check_specific(pieces: list[Piece], regex: str, anchored: bool) -> None:
-    """Alone, a message needs three words and twelve literal characters to be told from other
-    programs' lines ("close failed: %s" is not); after its emitter's own prefix (`anchor`), one
-    word of six characters will do."""
+MIN_WORDS = 3
+"""Words of three or more letters a message needs to be matched alone."""
+
+
+def _check_specific(pieces: list[Piece], regex: str, anchored: bool, min_words: int) -> None:
+    """Alone, a message needs `min_words` words (three unless its emitter says otherwise) and
+    twelve literal characters to be told from other programs' lines ("close failed: %s" is
+    not); after its emitter's own prefix (`anchor`), one word of six characters will do."""
     literal = "".join(p for p in pieces if isinstance(p, str))
     words = re.findall(r"[A-Za-z]{3,}", literal)
     chars = len(re.sub(r"\s", "", literal))
     if anchored and (not words or chars < 6):
         raise Unsafe(TOO_GENERIC)
-    if not anchored and (len(words) < 3 or chars < 12):
+    if not anchored and (len(words) < min_words or chars < 12):
         raise Unsafe(TOO_GENERIC)
     if not required_literals(regex):
         raise Unsafe("no literal of 4+ characters that every match contains")
@@ -358,13 +362,15 @@ def convert(
     captures_after: Mapping[str, str] | None = None,
     anchor: str = "",
     anchor_regex: str = "",
+    min_words: int = MIN_WORDS,
 ) -> Converted:
     """The pattern for one message; raises `Unsafe` when it cannot be matched safely.
 
     `anchor` is the literal text the emitter prints right before its messages (NCCL's
     "NCCL WARN "); a message too generic alone is matched after it. `anchor_regex`, when
     given, stands for the anchor in the pattern: the prefix's other spellings (builds that
-    print "WARN " without "NCCL " after the same "[dev] file:line ")."""
+    print "WARN " without "NCCL " after the same "[dev] file:line "). `min_words`: see
+    `_check_specific`."""
     before_names = {**DEFAULT_CAPTURES_BEFORE, **(captures_before or {})}
     after_names = {**DEFAULT_CAPTURES_AFTER, **(captures_after or {})}
     lines = _lines(parse(text, style))
@@ -372,7 +378,7 @@ def convert(
     line = _named(lines[best], before_names, after_names)
     message = _trim(line)
     try:
-        return _converted(line, message, message, anchored=False)
+        return _converted(line, message, message, anchored=False, min_words=min_words)
     except Unsafe as unsafe:
         # Only a message's first line follows the emitter's prefix.
         if not anchor or str(unsafe) != TOO_GENERIC or best != 0 or not message:
@@ -382,7 +388,9 @@ def convert(
         after.pop()
     after[-1] = after[-1].rstrip()  # type: ignore[union-attr]
     pieces = _merge_literals([anchor, *after])
-    return _converted(line, pieces, message, anchored=True, lead=(anchor_regex, after))
+    return _converted(
+        line, pieces, message, anchored=True, min_words=min_words, lead=(anchor_regex, after)
+    )
 
 
 def _converted(
@@ -390,6 +398,7 @@ def _converted(
     pieces: list[Piece],
     message: list[Piece],
     anchored: bool,
+    min_words: int = MIN_WORDS,
     lead: tuple[str, list[Piece]] | None = None,
 ) -> Converted:
     """`lead`, for an anchored message, is the anchor's regex and the pieces that follow it;
@@ -400,7 +409,7 @@ def _converted(
     regex = prefix + "".join(
         literal_regex(p) if isinstance(p, str) else placeholder_regex(p) for p in rest
     )
-    _check_specific(message, regex, anchored)
+    _check_specific(message, regex, anchored, min_words)
     names = tuple(p.name for p in pieces if isinstance(p, Placeholder) and p.name)
     return Converted(regex=regex, pieces=tuple(pieces), line=tuple(line), captures=names)
 
@@ -475,7 +484,8 @@ def shared_pattern(wordings: Sequence[Converted], min_share: float) -> Converted
     """One pattern for several wordings of one message: the part all of them print alike, when
     it is specific enough alone and at least `min_share` of each one's literal text (or, when
     the wordings differ at both ends, halfway between that and all of it); raises `Unsafe`
-    otherwise. A line in any of the wordings matches it."""
+    otherwise. A line in any of the wordings matches it. Being derived, the shared part must be
+    specific by the default standard (`MIN_WORDS`), whatever the emitter's own."""
     messages = [_trim(list(wording.line)) for wording in wordings]
     core, one_sided = messages[0], True
     for message in messages[1:]:

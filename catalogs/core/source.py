@@ -65,6 +65,12 @@ class SourceSpec(BaseModel):
         description="per level, a regex that stands for the anchor in the patterns, for the "
         "prefix's other spellings; it must match the anchor's own text",
     )
+    min_words: int = Field(
+        3,
+        ge=2,
+        description="words of 3+ letters a message needs to be matched without an anchor; "
+        "2 only for an emitter whose every message has a distinctive shape",
+    )
     captures: dict[str, str] = Field(
         default_factory=dict, description="word before a number -> capture name (over defaults)"
     )

@@ -207,7 +207,7 @@ def _reworded_catalog(found: dict[str, list[str]]) -> Catalog:
     messages = {line: [_message(text, line) for text in texts] for line, texts in found.items()}
     entries = merge_releases(messages, REWORDED_SPEC.line_names())
     classify(entries, REWORDED_SPEC, MAPPING)
-    merge_rewordings(entries, REWORDED_SPEC.line_names())
+    merge_rewordings(entries, REWORDED_SPEC)
     refs = {r.line: r.ref for r in REWORDED_SPEC.releases}
     signatures = build_signatures(entries, REWORDED_SPEC, MAPPING, refs)
     return Catalog("nccl", "nccl_cat", REWORDED_SPEC.line_names(), refs, entries, signatures)
