@@ -60,7 +60,7 @@ def generate(
     entries = merge_releases(found, lines)
     classify(entries, spec, mapping)
     hand = load_library(rules_dir, include_catalogs=False)
-    mark_hand_written(entries, Matcher(hand, "auto"))
+    mark_hand_written(entries, Matcher(hand, "auto"), spec)
     merge_rewordings(entries, spec)
     signatures = build_signatures(entries, spec, mapping, refs)
     catalog = Catalog(spec.emitter, mapping.family, lines, refs, entries, signatures)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Collection, Sequence
 from collections.abc import Mapping as MappingType
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,9 +27,10 @@ from catalogs.core.pattern import (
     convert,
     shared_pattern,
 )
-from catalogs.core.render import render_line, render_message, value_rules
+from catalogs.core.render import ValueRule, render_line, render_values, value_rules
 from catalogs.core.source import SourceSpec
 from denpex.match.scan import Matcher
+from denpex.match.signature import Signature
 from denpex.taxonomy import classes
 
 CATALOG_PRIORITY = 20
@@ -39,8 +40,8 @@ any uncaught exception) and below every specific hand-written signature (>= 30).
 MAX_TITLE = 110
 
 REWORDING_SHARE = 0.5
-"""Two wordings of a message (in different releases) share one signature when the text they
-print alike is at least this share of each one's literal text."""
+"""Two wordings of a message (in different releases) share one signature only when the text
+they print alike is at least this share of each one's literal text."""
 
 
 @dataclass
@@ -60,8 +61,8 @@ class Entry:
     signature: str | None = None
     """the generated signature's id, or the hand-written one that already matches it"""
     rendered: str | None = None
-    plain: str | None = None
-    """the line rendered with values that say nothing (every string "unknown")"""
+    values: list[tuple[int, int, int]] = field(default_factory=list)
+    """where the rendered line's filled values lie: (piece index, start, end)"""
     captures: dict[str, str] = field(default_factory=dict)
     reworded: bool = False
     """its pattern is the part it shares with other wordings of the message (`merge_rewordings`)"""
@@ -179,15 +180,7 @@ def classify(entries: list[Entry], spec: SourceSpec, mapping: Mapping) -> None:
         except Unsafe as unsafe:
             entry.disposition, entry.reason = "excluded", str(unsafe)
             continue
-        text, values = render_message(entry.converted.line, rules)
-        entry.captures = {k: v for k, v in values.items() if k in entry.converted.captures}
-        entry.rendered = render_line(
-            spec.template_for(message.level), message, text, spec.file_prefix
-        )
-        plain, _ = render_message(entry.converted.line, ())
-        entry.plain = render_line(
-            spec.template_for(message.level), message, plain, spec.file_prefix
-        )
+        _render(entry, spec, rules, message)
         found = re.search(entry.converted.regex, entry.rendered, re.ASCII)
         if found is None or any(found.group(k) != v for k, v in entry.captures.items()):
             entry.disposition = "excluded"
@@ -199,6 +192,24 @@ def classify(entries: list[Entry], spec: SourceSpec, mapping: Mapping) -> None:
             entry.reason = problems[entry.converted.regex]  # type: ignore[union-attr]
 
 
+def _render(
+    entry: Entry,
+    spec: SourceSpec,
+    rules: Sequence[ValueRule],
+    message: Message,
+    plain: Collection[int] = (),
+) -> None:
+    """The entry's example line, its captures and where its filled values lie in the line."""
+    assert entry.converted is not None
+    text, values, spans = render_values(entry.converted.line, rules, plain)
+    entry.captures = {k: v for k, v in values.items() if k in entry.converted.captures}
+    template = spec.template_for(message.level)
+    entry.rendered = render_line(template, message, text, spec.file_prefix)
+    # where the message starts: the template's text before it, rendered
+    before = render_line(template.split("{message}")[0], message, "", spec.file_prefix)
+    entry.values = [(index, len(before) + a, len(before) + b) for index, a, b in spans]
+
+
 def _live(entry: Entry) -> bool:
     return entry.disposition == "mapped" and entry.converted is not None and not entry.signature
 
@@ -207,10 +218,10 @@ def merge_rewordings(entries: list[Entry], spec: SourceSpec) -> None:
     """Messages a release reworded share one pattern, in place.
 
     Live entries are wordings of one message when no pinned line prints two of them, the same
-    mapping rule decided them (same level), and the text they print alike is at least
-    `REWORDING_SHARE` of each and specific enough alone (`shared_pattern`). Each then takes that
-    shared pattern, so one signature matches every wording, with the releases of all; wordings
-    that share less keep their own signatures."""
+    mapping rule decided them (same level), and one contains the other whole or they differ
+    only in a leading tag, sharing at least `REWORDING_SHARE` of each, specific enough alone
+    (`shared_pattern`). Each then takes that shared pattern, so one signature matches every
+    wording, with the releases of all; other wordings keep their own signatures."""
     order = {line: index for index, line in enumerate(spec.line_names())}
     groups: dict[tuple[str, str], list[Entry]] = {}
     for entry in entries:
@@ -263,23 +274,52 @@ def _shared(wordings: list[Entry]) -> Converted | None:
     return shared
 
 
-def mark_hand_written(entries: list[Entry], hand: Matcher | None) -> None:
-    """Entries a hand-written signature already claims, whatever the values in the line, map to
-    it. One that matches only the rendered values (a CUDA error string that nccl-tests quotes)
-    covers the lines with those values, not the message, which keeps its own signature."""
+def mark_hand_written(entries: list[Entry], hand: Matcher | None, spec: SourceSpec) -> None:
+    """Entries whose message text a hand-written signature already claims map to it.
+
+    A claim that lies wholly inside one value the generator filled in (a CUDA error string
+    that nccl-tests quotes, matched by a hand-written CUDA signature) covers the lines with
+    that value, not the message: the entry keeps its own signature, and its example line gets
+    a value there that says nothing, so that it is a line its own signature wins."""
     if hand is None:
         return
+    rules = value_rules([value.model_dump() for value in spec.render])
+    lines = spec.line_names()
     for entry in entries:
         if not _live(entry) or entry.rendered is None:
             continue
-        claims = {m.signature.id for m in hand.scan_text(entry.rendered)}
-        winners = sorted(claims & {m.signature.id for m in hand.scan_text(entry.plain or "")})
-        if claims and not winners and entry.plain is not None:
-            # Its example must be a line its own signature wins: the one with plain values.
-            entry.rendered = entry.plain
+        winners: list[str] = []
+        held: set[int] = set()
+        for match in hand.scan_text(entry.rendered):
+            values = _values_holding(match.signature, entry.rendered, entry.values)
+            if values:
+                held |= values
+            else:
+                winners.append(match.signature.id)
         if winners:
-            entry.signature = winners[0]
-            entry.reason = f"covered by hand-written {', '.join(winners)}"
+            entry.signature = sorted(winners)[0]
+            entry.reason = f"covered by hand-written {', '.join(sorted(set(winners)))}"
+        elif held:
+            _render(entry, spec, rules, entry.message(lines, spec.emitter), plain=held)
+
+
+def _values_holding(
+    signature: Signature, line: str, values: list[tuple[int, int, int]]
+) -> set[int]:
+    """The filled values that hold every match of the signature's patterns in the line (none
+    when a match reaches into the message's own text)."""
+    held: set[int] = set()
+    for pattern in signature.patterns:
+        flags = re.IGNORECASE if pattern.caseless else 0
+        for found in re.finditer(pattern.regex, line, flags):
+            holder = next(
+                (index for index, a, b in values if a <= found.start() and found.end() <= b),
+                None,
+            )
+            if holder is None:
+                return set()
+            held.add(holder)
+    return held
 
 
 def build_signatures(

@@ -434,11 +434,22 @@ def _in_word(token: Piece | None) -> bool:
     return isinstance(token, str) and (token.isalnum() or token == "_")
 
 
+_TAG = re.compile(r"^\s*(?:\S+\s+){0,2}\S*:\s*$|^[^A-Za-z]*$")
+"""A message's leading tag: up to three words ending in a colon ("Net : ", "ncclSocketInit: ",
+"NET/IB: %s: ") or no letters at all ("%s:%d ")."""
+
+
 @dataclass(frozen=True, slots=True)
 class Shared:
     pieces: list[Piece]
-    one_sided: bool
-    """the wordings differ on one side only: the shared run starts both or ends both"""
+    """the run both wordings print, cut to whole words where it meets text they do not share"""
+    reworded: bool
+    """the wordings are one message reworded: one contains the other whole, or they differ
+    only in a leading tag"""
+
+
+def _text(tokens: Sequence[Piece]) -> str:
+    return "".join(t if isinstance(t, str) else "%" for t in tokens)
 
 
 def shared_part(first: Sequence[Piece], second: Sequence[Piece]) -> Shared:
@@ -476,24 +487,29 @@ def shared_part(first: Sequence[Piece], second: Sequence[Piece]) -> Shared:
     if not ends_both:
         while end > begin and not word_ends(end):
             end -= 1
+    # One wording whole inside the other, and not cut inside a word ("port" in "port_num").
+    cut = [*core[:begin], *core[end:]]
+    contained = any(len(core) == len(seq) for seq in sequences) and not any(map(_in_word, cut))
+    retagged = ends_both and all(_TAG.match(_text(seq[: at + begin])) for seq, at in placed)
     pieces = _trim(_merge_literals(list(core[begin:end])))
-    return Shared(pieces, one_sided=starts_both or ends_both)
+    return Shared(pieces, reworded=contained or retagged)
 
 
 def shared_pattern(wordings: Sequence[Converted], min_share: float) -> Converted:
     """One pattern for several wordings of one message: the part all of them print alike, when
-    it is specific enough alone and at least `min_share` of each one's literal text (or, when
-    the wordings differ at both ends, halfway between that and all of it); raises `Unsafe`
-    otherwise. A line in any of the wordings matches it. Being derived, the shared part must be
-    specific by the default standard (`MIN_WORDS`), whatever the emitter's own."""
+    they are one message reworded (`Shared.reworded`), that part is at least `min_share` of
+    each one's literal text, and it is specific enough alone by the default standard
+    (`MIN_WORDS`, whatever the emitter's own); raises `Unsafe` otherwise. A line in any of the
+    wordings matches it."""
     messages = [_trim(list(wording.line)) for wording in wordings]
-    core, one_sided = messages[0], True
+    core = messages[0]
     for message in messages[1:]:
         shared = shared_part(core, message)
-        core, one_sided = shared.pieces, one_sided and shared.one_sided
-    needed = min_share if one_sided else (1 + min_share) / 2
+        if not shared.reworded:
+            raise Unsafe("different messages, not one reworded")
+        core = shared.pieces
     size = _literal_chars(core)
-    if not core or any(size < needed * _literal_chars(message) for message in messages):
+    if not core or any(size < min_share * _literal_chars(message) for message in messages):
         raise Unsafe("the wordings share too little text")
     return _converted(list(wordings[0].line), core, core, anchored=False)
 

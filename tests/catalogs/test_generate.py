@@ -259,7 +259,7 @@ def test_an_anchor_pattern_must_match_the_anchor_it_stands_for() -> None:
         "anchors": {"WARN": "NCCL WARN "},
     }
     spec = SourceSpec.model_validate(
-        base | {"anchor_patterns": {"WARN": r"(?:NCCL |\[\d+\] [^ ]+:\d+ )WARN "}}
+        base | {"anchor_patterns": {"WARN": r"(?:NCCL |\[\d{1,5}\] [^ ]+:\d+ )WARN "}}
     )
     assert spec.anchor_pattern_for("WARN").endswith("WARN ")
     assert spec.anchor_pattern_for("INFO") == ""
