@@ -144,13 +144,15 @@ def _absorb_consequences(hypotheses: list[Hypothesis], job: JobShape) -> list[Hy
 
 
 def _rank(hypotheses: list[Hypothesis]) -> list[Hypothesis]:
+    # Among findings at the same point (or untimed), a generic fallback (any uncaught
+    # exception) yields to a specific one, whatever their priors.
     timed = sorted((h for h in hypotheses if h.first_seen is not None), key=_time)
-    untimed = sorted((h for h in hypotheses if h.first_seen is None), key=lambda h: -h.prior)
+    untimed = sorted((h for h in hypotheses if h.first_seen is None), key=_specific_first)
     ranked: list[Hypothesis] = []
     while timed:
         leader_time = _time(timed[0])
         ties = [h for h in timed if _time(h) - leader_time <= TIE_WINDOW_S]
-        ranked.extend(sorted(ties, key=lambda h: -h.prior))
+        ranked.extend(sorted(ties, key=_specific_first))
         timed = [h for h in timed if h not in ties]
     ordered = [*ranked, *untimed]
     settled = [h for h in ordered if not _tentative(h)]
@@ -159,6 +161,14 @@ def _rank(hypotheses: list[Hypothesis]) -> list[Hypothesis]:
 
 def _tentative(hypothesis: Hypothesis) -> bool:
     return bool(hypothesis.roots) and all(m.signature.tentative for m in hypothesis.roots)
+
+
+def _fallback(hypothesis: Hypothesis) -> bool:
+    return bool(hypothesis.roots) and all(m.signature.fallback for m in hypothesis.roots)
+
+
+def _specific_first(hypothesis: Hypothesis) -> tuple[bool, float]:
+    return (_fallback(hypothesis), -hypothesis.prior)
 
 
 def _time(hypothesis: Hypothesis) -> float:
