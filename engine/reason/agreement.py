@@ -77,7 +77,6 @@ def _first_disagreement(
 def _hypothesis(variants: dict[Values, list[Match]], names: Sequence[str]) -> Hypothesis:
     ordered = sorted(variants.items(), key=lambda item: len(item[1]))
     (odd_values, odd), (common_values, common) = ordered[0], ordered[-1]
-    signature = odd[0].signature
     sides = "; ".join(
         f"{', '.join(_described(_process(m)) for m in group)}: {_values_text(names, values)}"
         for values, group in sorted(variants.items(), key=lambda item: -len(item[1]))
@@ -104,6 +103,18 @@ def _hypothesis(variants: dict[Values, list[Match]], names: Sequence[str]) -> Hy
             "bug is for the code or the configuration to say",
         )
     roots = [*odd, *(m for values, group in ordered[1:] for m in group[:1])]
+    return _finding_of(
+        roots,
+        finding or Finding(None, "undetermined", reason=f"the processes split evenly: {sides}"),
+        originating,
+    )
+
+
+def _finding_of(
+    roots: list[Match], finding: Finding, originating: Attribution | None = None
+) -> Hypothesis:
+    """The hypothesis an agreement signature's lines stand for, with what they say of the rank."""
+    signature = roots[0].signature
     times = [m.event.time for m in roots if m.event.time is not None]
     return Hypothesis(
         failure_class=signature.failure_class or "unknown",
@@ -112,8 +123,7 @@ def _hypothesis(variants: dict[Values, list[Match]], names: Sequence[str]) -> Hy
         prior=signature.confidence,
         originating=originating,
         first_seen=min(times) if times else None,
-        finding=finding
-        or Finding(None, "undetermined", reason=f"the processes split evenly: {sides}"),
+        finding=finding,
     )
 
 
@@ -138,17 +148,10 @@ def _duplicate_claims(matches: Sequence[Match]) -> Hypothesis | None:
         return None
     names = agreement.values
     claimed = ", ".join(_values_text(names, v) for v in twice)
-    signature = matches[0].signature
     roots = [lines[0] for values, lines in sorted(claims.items()) if values in twice]
-    times = [m.event.time for m in roots if m.event.time is not None]
-    return Hypothesis(
-        failure_class=signature.failure_class or "unknown",
-        signature=signature,
-        roots=roots,
-        prior=signature.confidence,
-        originating=None,
-        first_seen=min(times) if times else None,
-        finding=Finding(
+    return _finding_of(
+        roots,
+        Finding(
             None,
             "undetermined",
             reason=f"{len(matches)} claims for a job of {size}: {claimed} claimed more than "
