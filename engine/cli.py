@@ -23,7 +23,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 from typer._click.exceptions import UsageError  # typer vendors click; no public alias
 
 from denpex import __version__
-from denpex.errors import DenpexError
+from denpex.errors import DenpexError, NotRecorded
 from denpex.hybrid.cli import OverlayOption, StoreOption, curate_app, hybrid_app
 from denpex.models import Diagnosis, Status
 from denpex.pipeline import DiagnoseOptions, Hybrid, diagnose
@@ -72,6 +72,11 @@ class OutputFormat(StrEnum):
     markdown = "markdown"
     html = "html"
     slack = "slack"
+
+
+NOT_RECORDED = 3
+"""Exit code of a diagnosis made and shown but not recorded in the incident store it was to go
+to (the store cannot be opened, or refused the write)."""
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -137,8 +142,12 @@ def _hybrid_path(
     llm_model: str | None,
     llm_api_base: str | None,
     llm_timeout: float | None,
-) -> Hybrid | None:
-    """The hybrid path when a store is configured; None keeps the run rules-only."""
+    *,
+    required: bool = False,
+) -> tuple[Hybrid | None, str | None]:
+    """The hybrid path when a store is configured (None keeps the run rules-only), and why the
+    configured store cannot be used, if it cannot. `required`: a store that cannot be opened
+    is an error (a service must not run without the store its replicas share)."""
     from denpex.hybrid.cli_settings import hybrid_settings
 
     settings = hybrid_settings(
@@ -149,18 +158,21 @@ def _hybrid_path(
         llm_timeout=llm_timeout,
     )
     if settings is None:
-        return None
+        return None, None
     from denpex.hybrid.path import HybridPath
     from denpex.store.store import StoreError
 
     try:
-        return HybridPath(settings)
+        return HybridPath(settings), None
     except StoreError as error:
-        # A diagnosis is still worth having when the store is down; say what is missing.
+        if required:
+            raise
+        # A diagnosis is still worth having when the store is down; say what is missing now,
+        # and exit NOT_RECORDED once it is shown.
         stderr.print(
             f"denpex: {error}; diagnosing with the rules only", markup=False, soft_wrap=True
         )
-        return None
+        return None, str(error)
 
 
 def terminal_style(stream: TextIO) -> tuple[int | None, bool]:
@@ -245,7 +257,7 @@ def diagnose_command(
     )
     show_progress = stderr.is_terminal if progress is None else progress
     try:
-        hybrid = _hybrid_path(store, index, llm_model, llm_api_base, llm_timeout)
+        hybrid, unrecorded = _hybrid_path(store, index, llm_model, llm_api_base, llm_timeout)
         with _progress(show_progress) as advance:
             diagnosis: Diagnosis = diagnose(
                 paths,
@@ -254,9 +266,16 @@ def diagnose_command(
                 progress=advance,
                 hybrid=hybrid,
             )
+    except NotRecorded as refused:
+        diagnosis, unrecorded = refused.diagnosis, str(refused)
     except DenpexError as error:
         fail(str(error))
     sys.stdout.write(_rendered(diagnosis, output_format, sys.stdout))
+    if unrecorded is not None:
+        fail(
+            f"the diagnosis above was not recorded in the incident store ({unrecorded})",
+            NOT_RECORDED,
+        )
     if (fail_on is FailOn.found and diagnosis.status is not Status.no_failure) or (
         fail_on is FailOn.confident and diagnosis.status is Status.confident
     ):
@@ -310,9 +329,12 @@ def run_command_line(
         overlay_dir=chosen_overlay(overlay),
     )
     inputs = [str(target), *(str(p) for p in collect or [])]
+    unrecorded: str | None = None
     try:
-        hybrid = _hybrid_path(store, None, None, None, None)
+        hybrid, unrecorded = _hybrid_path(store, None, None, None, None)
         diagnosis = diagnose(inputs, options, hybrid=hybrid)
+    except NotRecorded as refused:
+        diagnosis, unrecorded = refused.diagnosis, str(refused)
     except DenpexError as error:
         stderr.print(
             f"denpex: the command failed (exit {result.exit_code}) and could not be "
@@ -325,6 +347,13 @@ def run_command_line(
     stderr.print(
         f"denpex: exit code {result.exit_code}; output and diagnosis kept in {target}", markup=False
     )
+    if unrecorded is not None:
+        # The wrapper keeps the command's exit code; what it could not do is said, not hidden.
+        stderr.print(
+            f"denpex: the diagnosis was not recorded in the incident store ({unrecorded})",
+            markup=False,
+            soft_wrap=True,
+        )
     raise typer.Exit(result.exit_code)
 
 
@@ -388,7 +417,7 @@ def serve_command(
         slack_tenant=slack_tenant,
     )
     try:
-        hybrid = _hybrid_path(store, None, None, None, None)
+        hybrid, _ = _hybrid_path(store, None, None, None, None, required=True)
     except DenpexError as error:
         fail(str(error))
     nonces: NonceLedger | None = None

@@ -23,7 +23,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from denpex.errors import DenpexError, InputTooLarge, InputTooSlow
+from denpex.errors import DenpexError, InputTooLarge, InputTooSlow, NotRecorded
 from denpex.evidence import Evidence
 from denpex.ingest.sources import InputLimits
 from denpex.match.scan import AbnormalLines, Matcher
@@ -48,6 +48,8 @@ class Failure:
 
 
 def failure_of(error: DenpexError) -> Failure:
+    if isinstance(error, NotRecorded):
+        return Failure(503, f"{error}; nothing was recorded, send it again")
     if isinstance(error, InputTooLarge):
         return Failure(413, str(error))
     if isinstance(error, InputTooSlow):
