@@ -374,6 +374,15 @@ def serve_command(
         int, typer.Option(min=0, help="bodies over this many bytes become jobs (202 + status URL)")
     ] = 8 * 1024 * 1024,
     job_workers: Annotated[int, typer.Option(min=1, max=64, help="threads running jobs")] = 2,
+    job_lease: Annotated[
+        float,
+        typer.Option(
+            min=1.0,
+            max=3600.0,
+            help="with a store: seconds a replica's claim on a job lasts unless renewed; a job "
+            "whose replica died is run again by another after about this long",
+        ),
+    ] = 30.0,
     slack_tenant: Annotated[
         str | None,
         typer.Option(
@@ -387,7 +396,8 @@ def serve_command(
 
     Diagnoses go through the hybrid path `denpex diagnose` uses and are recorded per tenant in
     the same incident store (--store or DENPEX_STORE; `off` keeps the rules only). Replicas
-    sharing one store (PostgreSQL) share its replay protection and its recorded diagnoses.
+    sharing one store (PostgreSQL) share its replay protection, its recorded diagnoses and its
+    jobs: any replica runs a queued job, and a job whose replica died is run again by another.
     With an overlay too (--overlay or DENPEX_OVERLAY), the curation resources under
     /v1/curation serve the queue, confirm, reject, propose, backtest and promote."""
     import uvicorn
@@ -413,6 +423,7 @@ def serve_command(
         overlay_dir=chosen_overlay(overlay),
         job_threshold_bytes=job_threshold,
         job_workers=job_workers,
+        job_lease_s=job_lease,
         slack_signing_secret=slack_secret,
         slack_tenant=slack_tenant,
     )

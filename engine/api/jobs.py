@@ -5,9 +5,11 @@ the compiled matcher and, when a store is configured, the hybrid path; produces 
 exactly as `denpex diagnose -` would (the same evidence, gate, best effort and incident
 store), recorded with the tenant's name under an id the API hands out before it is stored.
 
-Large bodies become jobs: a bounded pool of worker threads (no broker) diagnoses them while the
-client polls a status URL. This process keeps its newest results and jobs in memory; with a
-store, any replica sharing it can read every tenant's recorded diagnoses back.
+Large bodies become jobs the client polls by a status URL. Without a store, a bounded pool of
+worker threads in this process runs them (`LocalJobs`, no broker). With a store, jobs live in it
+(`denpex.api.shared_jobs`): any replica sharing the store claims them under a lease, and a job
+whose replica died is claimed again by another. This process keeps its newest results in
+memory; with a store, any replica sharing it can read every tenant's recorded diagnoses back.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from denpex.errors import DenpexError, InputTooLarge, InputTooSlow, NotRecorded
 from denpex.evidence import Evidence
@@ -74,6 +77,22 @@ class Job:
     created: float = field(default_factory=time.time)
     finished: float | None = None
     failure: Failure | None = None
+    attempts: int = 0
+    """How many times a worker started it (more than once: a replica running it died)."""
+
+
+JobWork = Callable[[str, str, bytes], "Failure | None"]
+"""Diagnoses one job's body (job id, tenant, body); why it failed, or None."""
+
+
+class JobRunner(Protocol):
+    """Where jobs wait and which workers run them."""
+
+    def submit(self, tenant: str, body: bytes) -> Job: ...
+
+    def job(self, tenant: str, job_id: str) -> Job | None: ...
+
+    def close(self) -> None: ...
 
 
 class _TenantHybrid:
@@ -102,7 +121,7 @@ def new_id() -> str:
 
 
 class Diagnoser:
-    """Runs diagnoses for tenants, keeps the newest results and owns the job pool."""
+    """Runs diagnoses for tenants, keeps the newest results and owns the job runner."""
 
     def __init__(
         self,
@@ -115,10 +134,16 @@ class Diagnoser:
         self.matcher = matcher
         self.hybrid = hybrid
         self.metrics = metrics
-        self._pool = ThreadPoolExecutor(settings.job_workers, thread_name_prefix="denpex-job")
         self._lock = threading.Lock()
         self._results: OrderedDict[str, tuple[str, Diagnosis]] = OrderedDict()
-        self._jobs: OrderedDict[str, Job] = OrderedDict()
+        store = getattr(hybrid, "store", None)
+        self.jobs: JobRunner
+        if store is not None:
+            from denpex.api.shared_jobs import SharedJobs
+
+            self.jobs = SharedJobs(settings, store, self.run_job, metrics)
+        else:
+            self.jobs = LocalJobs(settings, self.run_job, metrics)
 
     # diagnosing -----------------------------------------------------------------------------
 
@@ -143,6 +168,16 @@ class Diagnoser:
         self.metrics.diagnosis_seconds.observe(time.perf_counter() - started)
         self._keep(diagnosis_id, tenant, diagnosis)
         return diagnosis
+
+    def run_job(self, job_id: str, tenant: str, body: bytes) -> Failure | None:
+        """A job's diagnosis, recorded under the job's id; why it failed, or None."""
+        try:
+            self.diagnose(tenant, body, diagnosis_id=job_id)
+        except DenpexError as error:
+            return failure_of(error)
+        except Exception as error:  # a bug in denpex: the job says so instead of vanishing
+            return Failure(500, f"internal error: {type(error).__name__}")
+        return None
 
     def _keep(self, diagnosis_id: str, tenant: str, diagnosis: Diagnosis) -> None:
         with self._lock:
@@ -171,6 +206,27 @@ class Diagnoser:
     def submit(self, tenant: str, body: bytes) -> Job:
         """Queues a diagnosis; raises Busy when `max_queued_jobs` are waiting or running, or
         their bodies and this one would pass `max_queued_bytes`."""
+        return self.jobs.submit(tenant, body)
+
+    def job(self, tenant: str, job_id: str) -> Job | None:
+        return self.jobs.job(tenant, job_id)
+
+    def close(self) -> None:
+        self.jobs.close()
+
+
+class LocalJobs:
+    """Jobs in this process's memory, run by a bounded pool of its threads (no store)."""
+
+    def __init__(self, settings: ApiSettings, work: JobWork, metrics: ApiMetrics) -> None:
+        self.settings = settings
+        self.work = work
+        self.metrics = metrics
+        self._pool = ThreadPoolExecutor(settings.job_workers, thread_name_prefix="denpex-job")
+        self._lock = threading.Lock()
+        self._jobs: OrderedDict[str, Job] = OrderedDict()
+
+    def submit(self, tenant: str, body: bytes) -> Job:
         job = Job(id=new_id(), tenant=tenant, size=len(body))
         with self._lock:
             waiting = [other for other in self._jobs.values() if other.finished is None]
@@ -185,7 +241,7 @@ class Diagnoser:
             self._jobs[job.id] = job
             self._forget_old_jobs()
         self.metrics.jobs.labels(JobState.queued.value).inc()
-        self._pool.submit(self._work, job, body)
+        self._pool.submit(self._run, job, body)
         return job
 
     def _forget_old_jobs(self) -> None:
@@ -193,18 +249,11 @@ class Diagnoser:
         for job_id in finished[: max(0, len(self._jobs) - self.settings.kept_results)]:
             del self._jobs[job_id]
 
-    def _work(self, job: Job, body: bytes) -> None:
+    def _run(self, job: Job, body: bytes) -> None:
         job.state = JobState.running
-        try:
-            self.diagnose(job.tenant, body, diagnosis_id=job.id)
-        except DenpexError as error:
-            job.failure = failure_of(error)
-            job.state = JobState.failed
-        except Exception as error:  # a bug in denpex: the job says so instead of vanishing
-            job.failure = Failure(500, f"internal error: {type(error).__name__}")
-            job.state = JobState.failed
-        else:
-            job.state = JobState.done
+        job.attempts += 1
+        job.failure = self.work(job.id, job.tenant, body)
+        job.state = JobState.failed if job.failure else JobState.done
         job.finished = time.time()
         self.metrics.jobs.labels(job.state.value).inc()
 
