@@ -23,6 +23,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 from typer._click.exceptions import UsageError  # typer vendors click; no public alias
 
 from denpex import __version__
+from denpex.distributed.commands import jobs_app
 from denpex.errors import DenpexError, NotRecorded
 from denpex.hybrid.cli import OverlayOption, StoreOption, curate_app, hybrid_app
 from denpex.models import Diagnosis, Status
@@ -238,13 +239,36 @@ def diagnose_command(
         FailOn,
         typer.Option(help="exit 1 when a failure is found, or only when the answer is confident"),
     ] = FailOn.never,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=256,
+            help="processes that scan the files (a local pool; the diagnosis is the same)",
+        ),
+    ] = 1,
+    broker: Annotated[
+        str | None,
+        typer.Option(
+            help="Celery broker URL: diagnose as a job on `denpex jobs worker`s that can read "
+            "the paths; recorded in the store only when --store or DENPEX_STORE names one"
+        ),
+    ] = None,
+    queue: Annotated[str, typer.Option(help="with --broker: the workers' queue")] = "denpex",
+    parts: Annotated[
+        int, typer.Option(min=1, help="with --broker: scan tasks the files are split into")
+    ] = 64,
+    wait: Annotated[
+        bool, typer.Option(help="with --broker: wait for the diagnosis (else print the job id)")
+    ] = True,
 ) -> None:
     """Diagnose a failed run from its logs: ranked root causes with evidence and next steps.
 
     Every diagnosis is recorded in the incident store (a SQLite file in the data folder unless
     --store names another, or off); one the rules do not settle gets a best-effort answer from
     similar past incidents, starting with denpex's seed history (and the LLM, when one is
-    configured), and is queued for curation."""
+    configured), and is queued for curation. --workers N spreads the scan over N local
+    processes; --broker runs it as a job on Celery workers (`denpex jobs worker`)."""
     from denpex.hybrid.cli_settings import chosen_overlay
 
     options = DiagnoseOptions(
@@ -256,16 +280,17 @@ def diagnose_command(
         overlay_dir=chosen_overlay(overlay),
     )
     show_progress = stderr.is_terminal if progress is None else progress
+    unrecorded: str | None = None
     try:
-        hybrid, unrecorded = _hybrid_path(store, index, llm_model, llm_api_base, llm_timeout)
-        with _progress(show_progress) as advance:
-            diagnosis: Diagnosis = diagnose(
-                paths,
-                options,
-                stdin=sys.stdin.buffer if "-" in paths else None,
-                progress=advance,
-                hybrid=hybrid,
-            )
+        if broker is not None:
+            found = _diagnose_as_job(paths, options, broker, queue, parts, wait, store)
+            if found is None:
+                return
+            diagnosis, unrecorded = found
+        else:
+            hybrid, unrecorded = _hybrid_path(store, index, llm_model, llm_api_base, llm_timeout)
+            with _progress(show_progress) as advance:
+                diagnosis = _diagnose_here(paths, options, workers, advance, hybrid)
     except NotRecorded as refused:
         diagnosis, unrecorded = refused.diagnosis, str(refused)
     except DenpexError as error:
@@ -280,6 +305,61 @@ def diagnose_command(
         fail_on is FailOn.confident and diagnosis.status is Status.confident
     ):
         raise typer.Exit(1)
+
+
+def _diagnose_here(
+    paths: list[str],
+    options: DiagnoseOptions,
+    workers: int,
+    advance: Callable[[str, int], None] | None,
+    hybrid: Hybrid | None,
+) -> Diagnosis:
+    stdin = sys.stdin.buffer if "-" in paths else None
+    if workers > 1:
+        from denpex.distributed.local import diagnose_parallel
+
+        return diagnose_parallel(
+            paths, options, workers=workers, stdin=stdin, progress=advance, hybrid=hybrid
+        )
+    return diagnose(paths, options, stdin=stdin, progress=advance, hybrid=hybrid)
+
+
+def _diagnose_as_job(
+    paths: list[str],
+    options: DiagnoseOptions,
+    broker: str,
+    queue: str,
+    parts: int,
+    wait: bool,
+    store: str | None,
+) -> tuple[Diagnosis, str | None] | None:
+    """Submits the diagnosis to Celery workers; with `wait`, its diagnosis and why it was not
+    recorded (if it was not), else None once the job id is printed."""
+    from denpex.distributed import celery_jobs
+    from denpex.distributed.commands import broker_app, describe
+    from denpex.hybrid.cli_settings import named_store
+
+    said = ""
+
+    def show(progress: celery_jobs.JobProgress) -> None:
+        nonlocal said
+        line = describe(progress)
+        if line != said:
+            stderr.print(line, markup=False)
+            said = line
+
+    app = broker_app(broker, queue)
+    try:
+        job_id = celery_jobs.submit(app, paths, options, parts=parts, store_url=named_store(store))
+        if not wait:
+            sys.stdout.write(job_id + "\n")
+            return None
+        progress = celery_jobs.wait(app, job_id, timeout_s=24 * 3600, on_progress=show)
+    finally:
+        celery_jobs.close(app)
+    if progress.diagnosis is None:
+        raise DenpexError(f"job {job_id} failed: {progress.error}")
+    return progress.diagnosis, progress.not_recorded
 
 
 @app.command("run")
@@ -606,6 +686,7 @@ rules_app = typer.Typer(help="Check and browse the signature library.", no_args_
 app.add_typer(rules_app, name="rules")
 app.add_typer(curate_app, name="curate")
 app.add_typer(hybrid_app, name="hybrid")
+app.add_typer(jobs_app, name="jobs")
 
 
 @rules_app.command("lint")

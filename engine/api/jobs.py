@@ -23,15 +23,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from denpex.errors import DenpexError, InputTooLarge, InputTooSlow, NotRecorded
-from denpex.evidence import Evidence
 from denpex.ingest.sources import InputLimits
-from denpex.match.scan import AbnormalLines, Matcher
+from denpex.match.scan import Matcher
 from denpex.models import Diagnosis
-from denpex.pipeline import DiagnoseOptions, Hybrid, HybridCase, diagnose
+from denpex.pipeline import DiagnoseOptions, Hybrid, RecordedAs, diagnose
 
 if TYPE_CHECKING:
     from denpex.api.metrics import ApiMetrics
@@ -95,27 +93,6 @@ class JobRunner(Protocol):
     def close(self) -> None: ...
 
 
-class _TenantHybrid:
-    """The hybrid path for one API request: records under the API's id and the tenant."""
-
-    def __init__(self, path: Hybrid, incident_id: str, tenant: str) -> None:
-        self._path = path
-        self._incident_id = incident_id
-        self._tenant = tenant
-
-    def abnormal_lines(self, backend: str, cache_dir: Path | None) -> AbnormalLines:
-        return self._path.abnormal_lines(backend, cache_dir)
-
-    def case(self, evidence: Evidence) -> HybridCase:
-        case = self._path.case(evidence)
-        # HybridCase (denpex.hybrid.path) records under these; another Hybrid may ignore them.
-        if hasattr(case, "incident_id"):
-            case.incident_id = self._incident_id
-        if hasattr(case, "tenant"):
-            case.tenant = self._tenant
-        return case
-
-
 def new_id() -> str:
     return uuid.uuid4().hex
 
@@ -159,7 +136,7 @@ class Diagnoser:
                 deadline=time.monotonic() + settings.request_time_limit_s,
             ),
         )
-        hybrid = _TenantHybrid(self.hybrid, diagnosis_id, tenant) if self.hybrid else None
+        hybrid = RecordedAs(self.hybrid, diagnosis_id, tenant) if self.hybrid else None
         started = time.perf_counter()
         diagnosis = diagnose(
             ["-"], options, matcher=self.matcher, stdin=io.BytesIO(body), hybrid=hybrid
