@@ -547,6 +547,94 @@ class HangFormat(StrEnum):
     json = "json"
 
 
+@app.command("bundle")
+def bundle_command(
+    folder: Annotated[Path, typer.Argument(help="this node's logs and dumps (a folder or a file)")],
+    job: Annotated[str, typer.Option(help="the job's name, the same on every node")],
+    tenant: Annotated[
+        str, typer.Option(help="the API tenant; its secret in $DENPEX_TENANT_SECRET")
+    ],
+    node: Annotated[
+        str | None, typer.Option(help="this node's name (default: the host name)")
+    ] = None,
+    cluster: Annotated[str, typer.Option(help="the cluster the job ran on")] = "default",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="where to write the bundle")
+    ] = None,
+    send: Annotated[
+        str | None,
+        typer.Option(help="the denpex service's URL: send the bundle to it (POST /v1/bundles)"),
+    ] = None,
+    rules: RulesOption = None,
+    cache: CacheOption = True,
+    experimental: ExperimentalOption = False,
+    overlay: OverlayOption = None,
+) -> None:
+    """Extract this node's evidence into a small bundle signed for the tenant.
+
+    The node's logs are scanned here; the bundle holds what the diagnosis reads of them (matches
+    with their lines and context, abnormal and progress lines, dump summaries, digests), not the
+    logs. The service diagnoses the job from its nodes' bundles (POST /v1/bundles/JOB/diagnosis)
+    exactly as `denpex diagnose NODE1 NODE2 ...` would, each NODE a folder of that node's logs."""
+    import socket
+
+    from denpex.distributed.bundles import BundleName, make_bundle
+    from denpex.distributed.local import scan_settings
+    from denpex.hybrid.cli_settings import chosen_overlay
+
+    secret = os.environ.get("DENPEX_TENANT_SECRET", "")
+    if not secret:
+        fail("the tenant's secret is needed in $DENPEX_TENANT_SECRET to sign the bundle")
+    options = DiagnoseOptions(
+        rules_dir=rules,
+        cache_dir=default_cache_dir() if cache else None,
+        experimental=experimental,
+        overlay_dir=chosen_overlay(overlay),
+    )
+    try:
+        name = BundleName(tenant, cluster, job, node or socket.gethostname().split(".")[0])
+        data = make_bundle(str(folder), name, secret, scan_settings(options, digests=True))
+    except DenpexError as error:
+        fail(str(error))
+    target = output or Path(f"{name.job}-{name.node}.denpex.gz")
+    target.write_bytes(data)
+    stderr.print(
+        f"denpex: {target} ({len(data)} bytes) for job {job}, node {name.node}", markup=False
+    )
+    if send is not None:
+        _send_bundle(send, tenant, secret, data)
+
+
+def _send_bundle(base: str, tenant: str, secret: str, data: bytes) -> None:
+    import urllib.error
+    import urllib.request
+
+    from denpex.api.auth import signed_headers
+
+    path = "/v1/bundles"
+    request = urllib.request.Request(
+        base.rstrip("/") + path,
+        data=data,
+        method="POST",
+        headers={
+            **signed_headers(secret, tenant, "POST", path, data),
+            "Content-Type": "application/gzip",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            answer = json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        detail = error.read().decode("utf-8", "replace")[:500]
+        fail(f"{base} refused the bundle ({error.code}): {detail}")
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        fail(f"cannot send the bundle to {base}: {error}")
+    stderr.print(
+        f"denpex: sent; job {answer['job']} has bundles from {len(answer['nodes'])} node(s)",
+        markup=False,
+    )
+
+
 @app.command("hang")
 def hang_command(
     paths: Annotated[

@@ -26,10 +26,11 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
 from denpex.errors import DenpexError, InputTooLarge, InputTooSlow, NotRecorded
+from denpex.evidence import EvidenceOptions, ScanResult, assemble_scan
 from denpex.ingest.sources import InputLimits
 from denpex.match.scan import Matcher
 from denpex.models import Diagnosis
-from denpex.pipeline import DiagnoseOptions, Hybrid, RecordedAs, diagnose
+from denpex.pipeline import DiagnoseOptions, Hybrid, RecordedAs, diagnose, diagnose_evidence
 
 if TYPE_CHECKING:
     from denpex.api.metrics import ApiMetrics
@@ -124,11 +125,9 @@ class Diagnoser:
 
     # diagnosing -----------------------------------------------------------------------------
 
-    def diagnose(self, tenant: str, body: bytes, diagnosis_id: str | None = None) -> Diagnosis:
-        """Diagnoses `body` in this thread; raises DenpexError for unusable input."""
-        diagnosis_id = diagnosis_id or new_id()
+    def _options(self) -> DiagnoseOptions:
         settings = self.settings
-        options = DiagnoseOptions(
+        return DiagnoseOptions(
             confidence_threshold=settings.confidence_threshold,
             cache_dir=settings.cache_dir,
             limits=InputLimits(
@@ -136,11 +135,34 @@ class Diagnoser:
                 deadline=time.monotonic() + settings.request_time_limit_s,
             ),
         )
+
+    def diagnose(self, tenant: str, body: bytes, diagnosis_id: str | None = None) -> Diagnosis:
+        """Diagnoses `body` in this thread; raises DenpexError for unusable input."""
+        diagnosis_id = diagnosis_id or new_id()
         hybrid = RecordedAs(self.hybrid, diagnosis_id, tenant) if self.hybrid else None
         started = time.perf_counter()
         diagnosis = diagnose(
-            ["-"], options, matcher=self.matcher, stdin=io.BytesIO(body), hybrid=hybrid
+            ["-"], self._options(), matcher=self.matcher, stdin=io.BytesIO(body), hybrid=hybrid
         )
+        return self._finish(tenant, diagnosis_id, diagnosis, started)
+
+    def diagnose_scan(
+        self, tenant: str, scan: ScanResult, diagnosis_id: str | None = None
+    ) -> Diagnosis:
+        """Diagnoses inputs scanned elsewhere (nodes' bundles), as if scanned here."""
+        diagnosis_id = diagnosis_id or new_id()
+        hybrid = RecordedAs(self.hybrid, diagnosis_id, tenant) if self.hybrid else None
+        started = time.perf_counter()
+        options = self._options()
+        evidence = assemble_scan(
+            scan, self.matcher.library.label, EvidenceOptions(limits=options.limits)
+        )
+        diagnosis = diagnose_evidence(evidence, options, started, hybrid)
+        return self._finish(tenant, diagnosis_id, diagnosis, started)
+
+    def _finish(
+        self, tenant: str, diagnosis_id: str, diagnosis: Diagnosis, started: float
+    ) -> Diagnosis:
         self.metrics.diagnoses.labels(diagnosis.status.value).inc()
         self.metrics.diagnosis_seconds.observe(time.perf_counter() - started)
         self._keep(diagnosis_id, tenant, diagnosis)

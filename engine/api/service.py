@@ -137,6 +137,7 @@ PROBLEM_TYPES = {
     403: "not-in-plan",
     404: "not-found",
     405: "method-not-allowed",
+    409: "not-yet",
     413: "too-large",
     422: "invalid-request",
     503: "not-ready",

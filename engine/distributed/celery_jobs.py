@@ -347,14 +347,20 @@ def _reduce_task(_task: Task, results: list[dict], spec: dict) -> dict:
             continue  # a run scanned twice (its first worker died after reporting)
         units.update(zip(result["indexes"], result["units"], strict=True))
         unpacked += result["unpacked_bytes"]
-    check_results(results, settings)
+    signatures = settings.signatures()
+    check_results(results, signatures)
     missing = [n for n, item in enumerate(plan.items) if n not in units]
     if missing:  # a result that did not reach the chord: scan those files here
         again = scan_units([ref_json(plan.items[n].ref) for n in missing], settings.as_json())
         units.update(zip(missing, again["units"], strict=True))
         unpacked += again["unpacked_bytes"]
     assembled = assemble_units(
-        plan, units, settings, unpacked_bytes=unpacked, rescan=local_rescan(settings)
+        plan,
+        units,
+        signatures,
+        max_unpacked_bytes=settings.max_unpacked_bytes,
+        unpacked_bytes=unpacked,
+        rescan=local_rescan(settings),
     )
     options = DiagnoseOptions(
         rules_dir=Path(settings.rules_dir) if settings.rules_dir else None,

@@ -19,12 +19,14 @@ import base64
 import json
 import pickle
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from denpex.errors import InputError
 from denpex.events import Attribution, Event, Match
 from denpex.hang.dumps import frame_outside_torch
 from denpex.hang.plain_pickle import PickleLimits, load_plain
+from denpex.match.library import Library
 from denpex.match.scan import ScannedInput
 from denpex.match.signature import Signature
 from denpex.progress.formats import Point
@@ -186,12 +188,19 @@ def _untagged(value: Any) -> Any:
 # --- decoding ---------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
 class Signatures:
-    """The signatures a scan's matches name, by id: the library's and the lexicon's."""
+    """The signatures a scan's matches name, by id (the library's and the abnormal-line
+    lexicon's), and the labels of the two libraries they come from."""
 
-    def __init__(self, library: Mapping[str, Signature], lexicon: Mapping[str, Signature]):
-        self.library = library
-        self.lexicon = lexicon
+    library: Mapping[str, Signature]
+    lexicon: Mapping[str, Signature]
+    rules: str
+    lexicon_label: str
+
+    @classmethod
+    def of(cls, library: Library, lexicon: Library) -> Signatures:
+        return cls(library.by_id(), lexicon.by_id(), library.label, lexicon.label)
 
 
 def _attribution(value: list[Any]) -> Attribution:

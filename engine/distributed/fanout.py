@@ -83,7 +83,7 @@ class ScanSettings:
         return abnormal_lines(self.backend, Path(self.cache_dir) if self.cache_dir else None)
 
     def signatures(self) -> Signatures:
-        return Signatures(self.matcher().library.by_id(), self.lexicon().matcher.library.by_id())
+        return Signatures.of(self.matcher().library, self.lexicon().matcher.library)
 
 
 @dataclass(frozen=True)
@@ -206,35 +206,37 @@ class Assembled:
     """Inputs scanned again in the year the single pass reads them in."""
 
 
-def check_results(results: Iterable[Mapping[str, Any]], settings: ScanSettings) -> None:
+def check_results(results: Iterable[Mapping[str, Any]], signatures: Signatures) -> None:
     """Refuses map results of another format or scanned with another library."""
-    rules = settings.matcher().library.label
-    lexicon = settings.lexicon().matcher.library.label
     for result in results:
         if result.get("format") != FORMAT:
             raise CodecError(f"scanned evidence of format {result.get('format')!r}, not {FORMAT}")
-        if result.get("rules") != rules or result.get("lexicon") != lexicon:
+        if (
+            result.get("rules") != signatures.rules
+            or result.get("lexicon") != signatures.lexicon_label
+        ):
             raise CodecError(
                 f"evidence scanned with rules {result.get('rules')} and lexicon "
-                f"{result.get('lexicon')}; this process has rules {rules} and lexicon {lexicon}"
+                f"{result.get('lexicon')}; this process has rules {signatures.rules} and "
+                f"lexicon {signatures.lexicon_label}"
             )
 
 
 def assemble_units(
     plan: Plan,
     units: Mapping[int, Mapping[str, Any]],
-    settings: ScanSettings,
+    signatures: Signatures,
     *,
+    max_unpacked_bytes: int,
     unpacked_bytes: int = 0,
     rescan: Rescan | None = None,
 ) -> Assembled:
     """The single pass's `ScanResult` from every file's map result (by plan index)."""
-    if unpacked_bytes > settings.max_unpacked_bytes:
+    if unpacked_bytes > max_unpacked_bytes:
         raise InputTooLarge(
             "the inputs' archives and compressed files unpack to more than "
-            f"{settings.max_unpacked_bytes} bytes (the max_unpacked_bytes limit)"
+            f"{max_unpacked_bytes} bytes (the max_unpacked_bytes limit)"
         )
-    signatures = settings.signatures()
     result = ScanResult()
     assembled = Assembled(result)
     fallback_year: int | None = None
@@ -249,7 +251,10 @@ def assemble_units(
             scanned = decode_input(value, signatures)
             if not scanned.year_stated and scanned.default_year is not None:
                 wanted = fallback_year or this_year
-                if wanted != scanned.default_year:
+                alternative = value.get("by_year", {}).get(str(wanted))
+                if wanted != scanned.default_year and alternative is not None:
+                    scanned = decode_input(alternative, signatures)  # a node scanned it so
+                elif wanted != scanned.default_year:
                     if rescan is not None:
                         scanned = rescan(item.ref, member, fallback_year)
                         assembled.rescanned.append(scanned.name)

@@ -84,9 +84,15 @@ def diagnose_parallel(
                 for unit in result["units"]:
                     for scanned in unit["inputs"]:
                         progress(scanned["name"], scanned["bytes"])
-    check_results(results, settings)
+    signatures = settings.signatures()
+    check_results(results, signatures)
     assembled = assemble_units(
-        plan, units, settings, unpacked_bytes=unpacked, rescan=local_rescan(settings)
+        plan,
+        units,
+        signatures,
+        max_unpacked_bytes=settings.max_unpacked_bytes,
+        unpacked_bytes=unpacked,
+        rescan=local_rescan(settings),
     )
     evidence = assemble_scan(
         assembled.scan, settings.matcher().library.label, EvidenceOptions(limits=options.limits)

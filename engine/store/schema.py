@@ -135,3 +135,18 @@ class JobRow(Base):
     finished_at: Mapped[float | None] = mapped_column(Float, index=True)
     failure_status: Mapped[int | None] = mapped_column(Integer)
     failure_detail: Mapped[str | None] = mapped_column(Text)
+
+
+class BundleRow(Base):
+    """A node's evidence bundle for one of a tenant's jobs, kept until the job is diagnosed
+    from its nodes' bundles (any replica sharing the store can assemble them)."""
+
+    __tablename__ = "bundles"
+
+    tenant: Mapped[str] = mapped_column(String(200), primary_key=True)
+    job: Mapped[str] = mapped_column(String(128), primary_key=True)
+    node: Mapped[str] = mapped_column(String(128), primary_key=True)
+    cluster: Mapped[str] = mapped_column(String(128))
+    received_at: Mapped[float] = mapped_column(Float, index=True)
+    body: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
+    """The bundle as the node signed and sent it."""

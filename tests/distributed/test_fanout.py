@@ -68,7 +68,13 @@ def _by_hand(paths: list[str], cuts: list[int]) -> tuple[Diagnosis, list[str]]:
         refs = [ref_json(plan.items[n].ref) for n in range(start, end)]
         result = scan_units(refs, settings.as_json())
         units.update(zip(range(start, end), result["units"], strict=True))
-    assembled = assemble_units(plan, units, settings, rescan=local_rescan(settings))
+    assembled = assemble_units(
+        plan,
+        units,
+        settings.signatures(),
+        max_unpacked_bytes=settings.max_unpacked_bytes,
+        rescan=local_rescan(settings),
+    )
     evidence = assemble_scan(
         assembled.scan, settings.matcher().library.label, EvidenceOptions(limits=OPTIONS.limits)
     )
