@@ -23,7 +23,8 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 from typer._click.exceptions import UsageError  # typer vendors click; no public alias
 
 from denpex import __version__
-from denpex.errors import DenpexError
+from denpex.distributed.commands import jobs_app
+from denpex.errors import DenpexError, NotRecorded
 from denpex.hybrid.cli import OverlayOption, StoreOption, curate_app, hybrid_app
 from denpex.models import Diagnosis, Status
 from denpex.pipeline import DiagnoseOptions, Hybrid, diagnose
@@ -72,6 +73,11 @@ class OutputFormat(StrEnum):
     markdown = "markdown"
     html = "html"
     slack = "slack"
+
+
+NOT_RECORDED = 3
+"""Exit code of a diagnosis made and shown but not recorded in the incident store it was to go
+to (the store cannot be opened, or refused the write)."""
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -137,8 +143,12 @@ def _hybrid_path(
     llm_model: str | None,
     llm_api_base: str | None,
     llm_timeout: float | None,
-) -> Hybrid | None:
-    """The hybrid path when a store is configured; None keeps the run rules-only."""
+    *,
+    required: bool = False,
+) -> tuple[Hybrid | None, str | None]:
+    """The hybrid path when a store is configured (None keeps the run rules-only), and why the
+    configured store cannot be used, if it cannot. `required`: a store that cannot be opened
+    is an error (a service must not run without the store its replicas share)."""
     from denpex.hybrid.cli_settings import hybrid_settings
 
     settings = hybrid_settings(
@@ -149,18 +159,21 @@ def _hybrid_path(
         llm_timeout=llm_timeout,
     )
     if settings is None:
-        return None
+        return None, None
     from denpex.hybrid.path import HybridPath
     from denpex.store.store import StoreError
 
     try:
-        return HybridPath(settings)
+        return HybridPath(settings), None
     except StoreError as error:
-        # A diagnosis is still worth having when the store is down; say what is missing.
+        if required:
+            raise
+        # A diagnosis is still worth having when the store is down; say what is missing now,
+        # and exit NOT_RECORDED once it is shown.
         stderr.print(
             f"denpex: {error}; diagnosing with the rules only", markup=False, soft_wrap=True
         )
-        return None
+        return None, str(error)
 
 
 def terminal_style(stream: TextIO) -> tuple[int | None, bool]:
@@ -226,13 +239,36 @@ def diagnose_command(
         FailOn,
         typer.Option(help="exit 1 when a failure is found, or only when the answer is confident"),
     ] = FailOn.never,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=256,
+            help="processes that scan the files (a local pool; the diagnosis is the same)",
+        ),
+    ] = 1,
+    broker: Annotated[
+        str | None,
+        typer.Option(
+            help="Celery broker URL: diagnose as a job on `denpex jobs worker`s that can read "
+            "the paths; recorded in the store only when --store or DENPEX_STORE names one"
+        ),
+    ] = None,
+    queue: Annotated[str, typer.Option(help="with --broker: the workers' queue")] = "denpex",
+    parts: Annotated[
+        int, typer.Option(min=1, help="with --broker: scan tasks the files are split into")
+    ] = 64,
+    wait: Annotated[
+        bool, typer.Option(help="with --broker: wait for the diagnosis (else print the job id)")
+    ] = True,
 ) -> None:
     """Diagnose a failed run from its logs: ranked root causes with evidence and next steps.
 
     Every diagnosis is recorded in the incident store (a SQLite file in the data folder unless
     --store names another, or off); one the rules do not settle gets a best-effort answer from
     similar past incidents, starting with denpex's seed history (and the LLM, when one is
-    configured), and is queued for curation."""
+    configured), and is queued for curation. --workers N spreads the scan over N local
+    processes; --broker runs it as a job on Celery workers (`denpex jobs worker`)."""
     from denpex.hybrid.cli_settings import chosen_overlay
 
     options = DiagnoseOptions(
@@ -244,23 +280,86 @@ def diagnose_command(
         overlay_dir=chosen_overlay(overlay),
     )
     show_progress = stderr.is_terminal if progress is None else progress
+    unrecorded: str | None = None
     try:
-        hybrid = _hybrid_path(store, index, llm_model, llm_api_base, llm_timeout)
-        with _progress(show_progress) as advance:
-            diagnosis: Diagnosis = diagnose(
-                paths,
-                options,
-                stdin=sys.stdin.buffer if "-" in paths else None,
-                progress=advance,
-                hybrid=hybrid,
-            )
+        if broker is not None:
+            found = _diagnose_as_job(paths, options, broker, queue, parts, wait, store)
+            if found is None:
+                return
+            diagnosis, unrecorded = found
+        else:
+            hybrid, unrecorded = _hybrid_path(store, index, llm_model, llm_api_base, llm_timeout)
+            with _progress(show_progress) as advance:
+                diagnosis = _diagnose_here(paths, options, workers, advance, hybrid)
+    except NotRecorded as refused:
+        diagnosis, unrecorded = refused.diagnosis, str(refused)
     except DenpexError as error:
         fail(str(error))
     sys.stdout.write(_rendered(diagnosis, output_format, sys.stdout))
+    if unrecorded is not None:
+        fail(
+            f"the diagnosis above was not recorded in the incident store ({unrecorded})",
+            NOT_RECORDED,
+        )
     if (fail_on is FailOn.found and diagnosis.status is not Status.no_failure) or (
         fail_on is FailOn.confident and diagnosis.status is Status.confident
     ):
         raise typer.Exit(1)
+
+
+def _diagnose_here(
+    paths: list[str],
+    options: DiagnoseOptions,
+    workers: int,
+    advance: Callable[[str, int], None] | None,
+    hybrid: Hybrid | None,
+) -> Diagnosis:
+    stdin = sys.stdin.buffer if "-" in paths else None
+    if workers > 1:
+        from denpex.distributed.local import diagnose_parallel
+
+        return diagnose_parallel(
+            paths, options, workers=workers, stdin=stdin, progress=advance, hybrid=hybrid
+        )
+    return diagnose(paths, options, stdin=stdin, progress=advance, hybrid=hybrid)
+
+
+def _diagnose_as_job(
+    paths: list[str],
+    options: DiagnoseOptions,
+    broker: str,
+    queue: str,
+    parts: int,
+    wait: bool,
+    store: str | None,
+) -> tuple[Diagnosis, str | None] | None:
+    """Submits the diagnosis to Celery workers; with `wait`, its diagnosis and why it was not
+    recorded (if it was not), else None once the job id is printed."""
+    from denpex.distributed import celery_jobs
+    from denpex.distributed.commands import broker_app, describe
+    from denpex.hybrid.cli_settings import named_store
+
+    said = ""
+
+    def show(progress: celery_jobs.JobProgress) -> None:
+        nonlocal said
+        line = describe(progress)
+        if line != said:
+            stderr.print(line, markup=False)
+            said = line
+
+    app = broker_app(broker, queue)
+    try:
+        job_id = celery_jobs.submit(app, paths, options, parts=parts, store_url=named_store(store))
+        if not wait:
+            sys.stdout.write(job_id + "\n")
+            return None
+        progress = celery_jobs.wait(app, job_id, timeout_s=24 * 3600, on_progress=show)
+    finally:
+        celery_jobs.close(app)
+    if progress.diagnosis is None:
+        raise DenpexError(f"job {job_id} failed: {progress.error}")
+    return progress.diagnosis, progress.not_recorded
 
 
 @app.command("run")
@@ -310,9 +409,12 @@ def run_command_line(
         overlay_dir=chosen_overlay(overlay),
     )
     inputs = [str(target), *(str(p) for p in collect or [])]
+    unrecorded: str | None = None
     try:
-        hybrid = _hybrid_path(store, None, None, None, None)
+        hybrid, unrecorded = _hybrid_path(store, None, None, None, None)
         diagnosis = diagnose(inputs, options, hybrid=hybrid)
+    except NotRecorded as refused:
+        diagnosis, unrecorded = refused.diagnosis, str(refused)
     except DenpexError as error:
         stderr.print(
             f"denpex: the command failed (exit {result.exit_code}) and could not be "
@@ -325,6 +427,13 @@ def run_command_line(
     stderr.print(
         f"denpex: exit code {result.exit_code}; output and diagnosis kept in {target}", markup=False
     )
+    if unrecorded is not None:
+        # The wrapper keeps the command's exit code; what it could not do is said, not hidden.
+        stderr.print(
+            f"denpex: the diagnosis was not recorded in the incident store ({unrecorded})",
+            markup=False,
+            soft_wrap=True,
+        )
     raise typer.Exit(result.exit_code)
 
 
@@ -345,6 +454,15 @@ def serve_command(
         int, typer.Option(min=0, help="bodies over this many bytes become jobs (202 + status URL)")
     ] = 8 * 1024 * 1024,
     job_workers: Annotated[int, typer.Option(min=1, max=64, help="threads running jobs")] = 2,
+    job_lease: Annotated[
+        float,
+        typer.Option(
+            min=1.0,
+            max=3600.0,
+            help="with a store: seconds a replica's claim on a job lasts unless renewed; a job "
+            "whose replica died is run again by another after about this long",
+        ),
+    ] = 30.0,
     slack_tenant: Annotated[
         str | None,
         typer.Option(
@@ -358,7 +476,8 @@ def serve_command(
 
     Diagnoses go through the hybrid path `denpex diagnose` uses and are recorded per tenant in
     the same incident store (--store or DENPEX_STORE; `off` keeps the rules only). Replicas
-    sharing one store (PostgreSQL) share its replay protection and its recorded diagnoses.
+    sharing one store (PostgreSQL) share its replay protection, its recorded diagnoses and its
+    jobs: any replica runs a queued job, and a job whose replica died is run again by another.
     With an overlay too (--overlay or DENPEX_OVERLAY), the curation resources under
     /v1/curation serve the queue, confirm, reject, propose, backtest and promote."""
     import uvicorn
@@ -384,11 +503,12 @@ def serve_command(
         overlay_dir=chosen_overlay(overlay),
         job_threshold_bytes=job_threshold,
         job_workers=job_workers,
+        job_lease_s=job_lease,
         slack_signing_secret=slack_secret,
         slack_tenant=slack_tenant,
     )
     try:
-        hybrid = _hybrid_path(store, None, None, None, None)
+        hybrid, _ = _hybrid_path(store, None, None, None, None, required=True)
     except DenpexError as error:
         fail(str(error))
     nonces: NonceLedger | None = None
@@ -425,6 +545,94 @@ def serve_command(
 class HangFormat(StrEnum):
     text = "text"
     json = "json"
+
+
+@app.command("bundle")
+def bundle_command(
+    folder: Annotated[Path, typer.Argument(help="this node's logs and dumps (a folder or a file)")],
+    job: Annotated[str, typer.Option(help="the job's name, the same on every node")],
+    tenant: Annotated[
+        str, typer.Option(help="the API tenant; its secret in $DENPEX_TENANT_SECRET")
+    ],
+    node: Annotated[
+        str | None, typer.Option(help="this node's name (default: the host name)")
+    ] = None,
+    cluster: Annotated[str, typer.Option(help="the cluster the job ran on")] = "default",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="where to write the bundle")
+    ] = None,
+    send: Annotated[
+        str | None,
+        typer.Option(help="the denpex service's URL: send the bundle to it (POST /v1/bundles)"),
+    ] = None,
+    rules: RulesOption = None,
+    cache: CacheOption = True,
+    experimental: ExperimentalOption = False,
+    overlay: OverlayOption = None,
+) -> None:
+    """Extract this node's evidence into a small bundle signed for the tenant.
+
+    The node's logs are scanned here; the bundle holds what the diagnosis reads of them (matches
+    with their lines and context, abnormal and progress lines, dump summaries, digests), not the
+    logs. The service diagnoses the job from its nodes' bundles (POST /v1/bundles/JOB/diagnosis)
+    exactly as `denpex diagnose NODE1 NODE2 ...` would, each NODE a folder of that node's logs."""
+    import socket
+
+    from denpex.distributed.bundles import BundleName, make_bundle
+    from denpex.distributed.local import scan_settings
+    from denpex.hybrid.cli_settings import chosen_overlay
+
+    secret = os.environ.get("DENPEX_TENANT_SECRET", "")
+    if not secret:
+        fail("the tenant's secret is needed in $DENPEX_TENANT_SECRET to sign the bundle")
+    options = DiagnoseOptions(
+        rules_dir=rules,
+        cache_dir=default_cache_dir() if cache else None,
+        experimental=experimental,
+        overlay_dir=chosen_overlay(overlay),
+    )
+    try:
+        name = BundleName(tenant, cluster, job, node or socket.gethostname().split(".")[0])
+        data = make_bundle(str(folder), name, secret, scan_settings(options, digests=True))
+    except DenpexError as error:
+        fail(str(error))
+    target = output or Path(f"{name.job}-{name.node}.denpex.gz")
+    target.write_bytes(data)
+    stderr.print(
+        f"denpex: {target} ({len(data)} bytes) for job {job}, node {name.node}", markup=False
+    )
+    if send is not None:
+        _send_bundle(send, tenant, secret, data)
+
+
+def _send_bundle(base: str, tenant: str, secret: str, data: bytes) -> None:
+    import urllib.error
+    import urllib.request
+
+    from denpex.api.auth import signed_headers
+
+    path = "/v1/bundles"
+    request = urllib.request.Request(
+        base.rstrip("/") + path,
+        data=data,
+        method="POST",
+        headers={
+            **signed_headers(secret, tenant, "POST", path, data),
+            "Content-Type": "application/gzip",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            answer = json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        detail = error.read().decode("utf-8", "replace")[:500]
+        fail(f"{base} refused the bundle ({error.code}): {detail}")
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        fail(f"cannot send the bundle to {base}: {error}")
+    stderr.print(
+        f"denpex: sent; job {answer['job']} has bundles from {len(answer['nodes'])} node(s)",
+        markup=False,
+    )
 
 
 @app.command("hang")
@@ -566,6 +774,7 @@ rules_app = typer.Typer(help="Check and browse the signature library.", no_args_
 app.add_typer(rules_app, name="rules")
 app.add_typer(curate_app, name="curate")
 app.add_typer(hybrid_app, name="hybrid")
+app.add_typer(jobs_app, name="jobs")
 
 
 @rules_app.command("lint")

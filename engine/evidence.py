@@ -130,7 +130,7 @@ def scan_inputs(
         scanned = matcher.scan_input(item, fallback_year, abnormal=abnormal, digest=digests)
         result.inputs.append(scanned)
         collector.warnings.extend(scanned.warnings)
-        fallback_year = fallback_year or _year_of(scanned)
+        fallback_year = fallback_year or year_of(scanned)
         if progress is not None:
             progress(item.name, scanned.bytes)
     if not result.inputs:
@@ -139,7 +139,9 @@ def scan_inputs(
     return result
 
 
-def _year_of(scanned: ScannedInput) -> int | None:
+def year_of(scanned: ScannedInput) -> int | None:
+    """The year of the input's first timestamp that states one: the year later inputs'
+    year-less timestamps are read in, when their own opening lines print none."""
     for match in scanned.matches:
         if match.event.time is not None and not match.event.time_inferred:
             return time.gmtime(match.event.time).tm_year

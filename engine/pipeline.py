@@ -44,6 +44,7 @@ __all__ = [
     "Hybrid",
     "HybridCase",
     "ProgressCallback",
+    "RecordedAs",
     "ScanResult",
     "diagnose",
     "diagnose_evidence",
@@ -64,6 +65,28 @@ class Hybrid(Protocol):
     def abnormal_lines(self, backend: str, cache_dir: Path | None) -> AbnormalLines: ...
 
     def case(self, evidence: Evidence) -> HybridCase: ...
+
+
+class RecordedAs:
+    """A hybrid path that records one diagnosis under an id chosen beforehand (the API's id,
+    a job's id: a job run twice then records once) and for a tenant."""
+
+    def __init__(self, path: Hybrid, incident_id: str, tenant: str | None) -> None:
+        self._path = path
+        self._incident_id = incident_id
+        self._tenant = tenant
+
+    def abnormal_lines(self, backend: str, cache_dir: Path | None) -> AbnormalLines:
+        return self._path.abnormal_lines(backend, cache_dir)
+
+    def case(self, evidence: Evidence) -> HybridCase:
+        case = self._path.case(evidence)
+        # HybridCase (denpex.hybrid.path) records under these; another Hybrid may ignore them.
+        if hasattr(case, "incident_id"):
+            case.incident_id = self._incident_id
+        if hasattr(case, "tenant"):
+            case.tenant = self._tenant
+        return case
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from denpex import __version__
-from denpex.api import routes_diagnoses, routes_hang, routes_page, routes_slack
+from denpex.api import routes_bundles, routes_diagnoses, routes_hang, routes_page, routes_slack
 from denpex.api.auth import MemoryNonces, NonceLedger, Verifier
 from denpex.api.jobs import Diagnoser
 from denpex.api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -127,6 +127,7 @@ def create_app(
         return diagnosis_schema()
 
     app.include_router(routes_diagnoses.router)
+    app.include_router(routes_bundles.router)
     app.include_router(routes_hang.router)
     app.include_router(routes_slack.router)
     app.include_router(routes_page.router)

@@ -5,9 +5,11 @@ the compiled matcher and, when a store is configured, the hybrid path; produces 
 exactly as `denpex diagnose -` would (the same evidence, gate, best effort and incident
 store), recorded with the tenant's name under an id the API hands out before it is stored.
 
-Large bodies become jobs: a bounded pool of worker threads (no broker) diagnoses them while the
-client polls a status URL. This process keeps its newest results and jobs in memory; with a
-store, any replica sharing it can read every tenant's recorded diagnoses back.
+Large bodies become jobs the client polls by a status URL. Without a store, a bounded pool of
+worker threads in this process runs them (`LocalJobs`, no broker). With a store, jobs live in it
+(`denpex.api.shared_jobs`): any replica sharing the store claims them under a lease, and a job
+whose replica died is claimed again by another. This process keeps its newest results in
+memory; with a store, any replica sharing it can read every tenant's recorded diagnoses back.
 """
 
 from __future__ import annotations
@@ -17,18 +19,18 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from denpex.errors import DenpexError, InputTooLarge, InputTooSlow
-from denpex.evidence import Evidence
+from denpex.errors import DenpexError, InputTooLarge, InputTooSlow, NotRecorded
+from denpex.evidence import EvidenceOptions, ScanResult, assemble_scan
 from denpex.ingest.sources import InputLimits
-from denpex.match.scan import AbnormalLines, Matcher
+from denpex.match.scan import Matcher
 from denpex.models import Diagnosis
-from denpex.pipeline import DiagnoseOptions, Hybrid, HybridCase, diagnose
+from denpex.pipeline import DiagnoseOptions, Hybrid, RecordedAs, diagnose, diagnose_evidence
 
 if TYPE_CHECKING:
     from denpex.api.metrics import ApiMetrics
@@ -48,6 +50,8 @@ class Failure:
 
 
 def failure_of(error: DenpexError) -> Failure:
+    if isinstance(error, NotRecorded):
+        return Failure(503, f"{error}; nothing was recorded, send it again")
     if isinstance(error, InputTooLarge):
         return Failure(413, str(error))
     if isinstance(error, InputTooSlow):
@@ -72,27 +76,22 @@ class Job:
     created: float = field(default_factory=time.time)
     finished: float | None = None
     failure: Failure | None = None
+    attempts: int = 0
+    """How many times a worker started it (more than once: a replica running it died)."""
 
 
-class _TenantHybrid:
-    """The hybrid path for one API request: records under the API's id and the tenant."""
+JobWork = Callable[[str, str, bytes], "Failure | None"]
+"""Diagnoses one job's body (job id, tenant, body); why it failed, or None."""
 
-    def __init__(self, path: Hybrid, incident_id: str, tenant: str) -> None:
-        self._path = path
-        self._incident_id = incident_id
-        self._tenant = tenant
 
-    def abnormal_lines(self, backend: str, cache_dir: Path | None) -> AbnormalLines:
-        return self._path.abnormal_lines(backend, cache_dir)
+class JobRunner(Protocol):
+    """Where jobs wait and which workers run them."""
 
-    def case(self, evidence: Evidence) -> HybridCase:
-        case = self._path.case(evidence)
-        # HybridCase (denpex.hybrid.path) records under these; another Hybrid may ignore them.
-        if hasattr(case, "incident_id"):
-            case.incident_id = self._incident_id
-        if hasattr(case, "tenant"):
-            case.tenant = self._tenant
-        return case
+    def submit(self, tenant: str, body: bytes) -> Job: ...
+
+    def job(self, tenant: str, job_id: str) -> Job | None: ...
+
+    def close(self) -> None: ...
 
 
 def new_id() -> str:
@@ -100,7 +99,7 @@ def new_id() -> str:
 
 
 class Diagnoser:
-    """Runs diagnoses for tenants, keeps the newest results and owns the job pool."""
+    """Runs diagnoses for tenants, keeps the newest results and owns the job runner."""
 
     def __init__(
         self,
@@ -113,18 +112,22 @@ class Diagnoser:
         self.matcher = matcher
         self.hybrid = hybrid
         self.metrics = metrics
-        self._pool = ThreadPoolExecutor(settings.job_workers, thread_name_prefix="denpex-job")
         self._lock = threading.Lock()
         self._results: OrderedDict[str, tuple[str, Diagnosis]] = OrderedDict()
-        self._jobs: OrderedDict[str, Job] = OrderedDict()
+        store = getattr(hybrid, "store", None)
+        self.jobs: JobRunner
+        if store is not None:
+            from denpex.api.shared_jobs import SharedJobs
+
+            self.jobs = SharedJobs(settings, store, self.run_job, metrics)
+        else:
+            self.jobs = LocalJobs(settings, self.run_job, metrics)
 
     # diagnosing -----------------------------------------------------------------------------
 
-    def diagnose(self, tenant: str, body: bytes, diagnosis_id: str | None = None) -> Diagnosis:
-        """Diagnoses `body` in this thread; raises DenpexError for unusable input."""
-        diagnosis_id = diagnosis_id or new_id()
+    def _options(self) -> DiagnoseOptions:
         settings = self.settings
-        options = DiagnoseOptions(
+        return DiagnoseOptions(
             confidence_threshold=settings.confidence_threshold,
             cache_dir=settings.cache_dir,
             limits=InputLimits(
@@ -132,15 +135,48 @@ class Diagnoser:
                 deadline=time.monotonic() + settings.request_time_limit_s,
             ),
         )
-        hybrid = _TenantHybrid(self.hybrid, diagnosis_id, tenant) if self.hybrid else None
+
+    def diagnose(self, tenant: str, body: bytes, diagnosis_id: str | None = None) -> Diagnosis:
+        """Diagnoses `body` in this thread; raises DenpexError for unusable input."""
+        diagnosis_id = diagnosis_id or new_id()
+        hybrid = RecordedAs(self.hybrid, diagnosis_id, tenant) if self.hybrid else None
         started = time.perf_counter()
         diagnosis = diagnose(
-            ["-"], options, matcher=self.matcher, stdin=io.BytesIO(body), hybrid=hybrid
+            ["-"], self._options(), matcher=self.matcher, stdin=io.BytesIO(body), hybrid=hybrid
         )
+        return self._finish(tenant, diagnosis_id, diagnosis, started)
+
+    def diagnose_scan(
+        self, tenant: str, scan: ScanResult, diagnosis_id: str | None = None
+    ) -> Diagnosis:
+        """Diagnoses inputs scanned elsewhere (nodes' bundles), as if scanned here."""
+        diagnosis_id = diagnosis_id or new_id()
+        hybrid = RecordedAs(self.hybrid, diagnosis_id, tenant) if self.hybrid else None
+        started = time.perf_counter()
+        options = self._options()
+        evidence = assemble_scan(
+            scan, self.matcher.library.label, EvidenceOptions(limits=options.limits)
+        )
+        diagnosis = diagnose_evidence(evidence, options, started, hybrid)
+        return self._finish(tenant, diagnosis_id, diagnosis, started)
+
+    def _finish(
+        self, tenant: str, diagnosis_id: str, diagnosis: Diagnosis, started: float
+    ) -> Diagnosis:
         self.metrics.diagnoses.labels(diagnosis.status.value).inc()
         self.metrics.diagnosis_seconds.observe(time.perf_counter() - started)
         self._keep(diagnosis_id, tenant, diagnosis)
         return diagnosis
+
+    def run_job(self, job_id: str, tenant: str, body: bytes) -> Failure | None:
+        """A job's diagnosis, recorded under the job's id; why it failed, or None."""
+        try:
+            self.diagnose(tenant, body, diagnosis_id=job_id)
+        except DenpexError as error:
+            return failure_of(error)
+        except Exception as error:  # a bug in denpex: the job says so instead of vanishing
+            return Failure(500, f"internal error: {type(error).__name__}")
+        return None
 
     def _keep(self, diagnosis_id: str, tenant: str, diagnosis: Diagnosis) -> None:
         with self._lock:
@@ -169,6 +205,27 @@ class Diagnoser:
     def submit(self, tenant: str, body: bytes) -> Job:
         """Queues a diagnosis; raises Busy when `max_queued_jobs` are waiting or running, or
         their bodies and this one would pass `max_queued_bytes`."""
+        return self.jobs.submit(tenant, body)
+
+    def job(self, tenant: str, job_id: str) -> Job | None:
+        return self.jobs.job(tenant, job_id)
+
+    def close(self) -> None:
+        self.jobs.close()
+
+
+class LocalJobs:
+    """Jobs in this process's memory, run by a bounded pool of its threads (no store)."""
+
+    def __init__(self, settings: ApiSettings, work: JobWork, metrics: ApiMetrics) -> None:
+        self.settings = settings
+        self.work = work
+        self.metrics = metrics
+        self._pool = ThreadPoolExecutor(settings.job_workers, thread_name_prefix="denpex-job")
+        self._lock = threading.Lock()
+        self._jobs: OrderedDict[str, Job] = OrderedDict()
+
+    def submit(self, tenant: str, body: bytes) -> Job:
         job = Job(id=new_id(), tenant=tenant, size=len(body))
         with self._lock:
             waiting = [other for other in self._jobs.values() if other.finished is None]
@@ -183,7 +240,7 @@ class Diagnoser:
             self._jobs[job.id] = job
             self._forget_old_jobs()
         self.metrics.jobs.labels(JobState.queued.value).inc()
-        self._pool.submit(self._work, job, body)
+        self._pool.submit(self._run, job, body)
         return job
 
     def _forget_old_jobs(self) -> None:
@@ -191,18 +248,11 @@ class Diagnoser:
         for job_id in finished[: max(0, len(self._jobs) - self.settings.kept_results)]:
             del self._jobs[job_id]
 
-    def _work(self, job: Job, body: bytes) -> None:
+    def _run(self, job: Job, body: bytes) -> None:
         job.state = JobState.running
-        try:
-            self.diagnose(job.tenant, body, diagnosis_id=job.id)
-        except DenpexError as error:
-            job.failure = failure_of(error)
-            job.state = JobState.failed
-        except Exception as error:  # a bug in denpex: the job says so instead of vanishing
-            job.failure = Failure(500, f"internal error: {type(error).__name__}")
-            job.state = JobState.failed
-        else:
-            job.state = JobState.done
+        job.attempts += 1
+        job.failure = self.work(job.id, job.tenant, body)
+        job.state = JobState.failed if job.failure else JobState.done
         job.finished = time.time()
         self.metrics.jobs.labels(job.state.value).inc()
 

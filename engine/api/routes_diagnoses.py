@@ -41,6 +41,7 @@ def _job_document(job: Job) -> dict[str, Any]:
         "id": job.id,
         "tenant": job.tenant,
         "state": job.state.value,
+        "attempts": job.attempts,
         "links": {"self": f"/v1/jobs/{job.id}"},
     }
     if job.state is JobState.done:
@@ -100,6 +101,7 @@ def job_status(request: Request, signed: SignedBody, job_id: Identifier) -> JSON
     tenant, _ = signed
     job = state_of(request).diagnoser.job(tenant.id, job_id)
     if job is None:
+        # Without a store, jobs live in the replica that took them; with one, in the store.
         raise HTTPException(404, f"no job {job_id} for tenant {tenant.id!r} on this server")
     return JSONResponse(_job_document(job))
 

@@ -51,6 +51,13 @@ class ApiSettings:
     """Jobs waiting or running at once; past it a new one is refused with 503."""
     max_queued_bytes: int = 1024**3
     """The bodies of jobs waiting or running, together; past it a new job is refused with 503."""
+    job_lease_s: float = 30.0
+    """With a store: how long a replica's claim on a job lasts unless renewed (every third of
+    it); a job whose replica died is run again by another about this long after."""
+    job_poll_s: float = 1.0
+    """With a store: how often an idle worker looks for a job another replica queued."""
+    job_max_attempts: int = 3
+    """With a store: claims of one job before it is failed (it stops every replica running it)."""
     kept_results: int = 1000
     """Finished diagnoses and jobs this process keeps in memory, newest first (the store keeps
     every diagnosis when one is configured)."""
@@ -130,6 +137,7 @@ PROBLEM_TYPES = {
     403: "not-in-plan",
     404: "not-found",
     405: "method-not-allowed",
+    409: "not-yet",
     413: "too-large",
     422: "invalid-request",
     503: "not-ready",

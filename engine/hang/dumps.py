@@ -356,19 +356,27 @@ def _strings(raw: Any) -> tuple[str, ...]:
 _TORCH_FRAME = re.compile(r"(?:^|/)torch/(?:distributed|nn/parallel|utils|_dynamo|autograd)/")
 
 
-def _call_site(frames: Any) -> str | None:
-    """The first frame, innermost first, that is not inside torch's own distributed code."""
+def frame_outside_torch(frames: Any) -> dict[str, Any] | None:
+    """The first frame, innermost first, that is not inside torch's own distributed code (the
+    only one a call site is read from: a node-side summary of a dump keeps just that one)."""
     if not isinstance(frames, list):
         return None
     for frame in frames:
         if not isinstance(frame, dict):
             continue
-        filename, line, function = frame.get("filename"), frame.get("line"), frame.get("name")
-        if not isinstance(filename, str) or _TORCH_FRAME.search(filename):
-            continue
-        where = f"{_clip(filename, MAX_NAME)}:{line if isinstance(line, int) else '?'}"
-        return f"{where} in {_clip(function, 80)}" if isinstance(function, str) else where
+        filename = frame.get("filename")
+        if isinstance(filename, str) and not _TORCH_FRAME.search(filename):
+            return frame
     return None
+
+
+def _call_site(frames: Any) -> str | None:
+    frame = frame_outside_torch(frames)
+    if frame is None:
+        return None
+    filename, line, function = frame["filename"], frame.get("line"), frame.get("name")
+    where = f"{_clip(filename, MAX_NAME)}:{line if isinstance(line, int) else '?'}"
+    return f"{where} in {_clip(function, 80)}" if isinstance(function, str) else where
 
 
 def _clip(text: str, limit: int = 200) -> str:

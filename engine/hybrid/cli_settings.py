@@ -80,6 +80,18 @@ def chosen_store(store: str | None, environment: HybridEnvironment) -> str | Non
     return None if chosen.strip().lower() in STORE_OFF else chosen
 
 
+def named_store(store: str | None) -> str | None:
+    """The store's URL when `--store` or `DENPEX_STORE` names one (not off); None for the
+    default file in the user's data folder, which only this machine can write."""
+    environment = HybridEnvironment()
+    chosen = store or environment.store
+    if chosen is None or chosen.strip().lower() in STORE_OFF:
+        return None
+    from denpex.store.store import store_url
+
+    return store_url(chosen)
+
+
 def hybrid_settings(
     *,
     store: str | None,

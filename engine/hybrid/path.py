@@ -8,8 +8,9 @@ diagnosis in the incident store, queueing those the rules did not settle for a c
 
 `HybridPath` holds what lives as long as the process (store, embedder, index, chat model);
 `HybridCase` holds what belongs to one diagnosis (its evidence, the incident id). Failures of
-the store, the index or the model never fail the diagnosis: the rules' answer stands, with a
-warning that says what was unavailable.
+the index or the model never fail the diagnosis: the rules' answer stands, with a warning that
+says what was unavailable. A diagnosis the store refuses to record raises `NotRecorded`, which
+carries the diagnosis: the caller shows it and says it was not recorded (the CLI exits 3).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from denpex.errors import DenpexError
+from denpex.errors import DenpexError, NotRecorded
 from denpex.events import Match
 from denpex.evidence import Evidence
 from denpex.hybrid.chat import ChatModel, LiteLLMChat, LLMUnavailable
@@ -333,9 +334,10 @@ class HybridCase:
             self.path.store.add(without_secrets(draft), incident_id=self.incident_id)
         except StoreError as error:
             warning = f"the diagnosis was not recorded: {error}"
-            return diagnosis.model_copy(
+            unrecorded = diagnosis.model_copy(
                 update={"curation_id": None, "warnings": [*diagnosis.warnings, warning]}
             )
+            raise NotRecorded(warning, unrecorded) from None
         return diagnosis
 
 

@@ -101,6 +101,23 @@ def safe_member_name(name: str) -> tuple[str, bool]:
     return "/".join(parts) or "unnamed", escapes
 
 
+@dataclass(frozen=True)
+class FileRef:
+    """A regular file found under the paths given: what it is shown as and what its path below
+    the given folder says (attribution reads it). Its inputs are read by `inputs_of`."""
+
+    path: str
+    shown: str
+    relative: str
+
+
+@dataclass(frozen=True)
+class StreamRef:
+    """Standard input or a pipe named on the command line: read once, by whoever found it."""
+
+    given: str
+
+
 def iter_inputs(paths: list[str], stdin: BinaryIO | None, collector: Collector) -> Iterator[Input]:
     """Every input under `paths`, in a stable order, each read within the collector's limits.
     Raises InputError for a missing path and for an input past a limit."""
@@ -118,11 +135,22 @@ def _metered(found: Input, collector: Collector) -> Callable[[], AbstractContext
 
 
 def _walk_inputs(paths: list[str], stdin: BinaryIO | None, collector: Collector) -> Iterator[Input]:
-    for given in paths:
+    for ref in walk(paths, collector):
+        yield from _inputs_of(ref, stdin, collector)
+
+
+def walk(
+    paths: list[str], collector: Collector, *, shown_as: list[str] | None = None
+) -> Iterator[FileRef | StreamRef]:
+    """The files (and streams) under `paths`, in the order `iter_inputs` reads them, without
+    opening any; what is skipped is said in the collector's warnings, in that order too.
+    `shown_as`: a name for each path to show its files under instead of the path itself (a
+    node's folder, named as the job's gathered logs would name it). Raises InputError for a
+    missing path."""
+    for number, given in enumerate(paths):
+        shown = shown_as[number] if shown_as is not None else given
         if given == STDIN:
-            if stdin is None:
-                raise InputError("'-' given but no standard input is available")
-            yield from _from_stream("<stdin>", "", stdin, collector, depth=0)
+            yield StreamRef(STDIN)
             continue
         path = Path(given)
         try:
@@ -130,13 +158,36 @@ def _walk_inputs(paths: list[str], stdin: BinaryIO | None, collector: Collector)
         except OSError as error:
             raise InputError(f"{given}: {_no_such(error)}") from None
         if stat.S_ISDIR(mode):
-            yield from _from_directory(path, given, collector)
+            yield from _files_under(path, shown, collector)
         elif stat.S_ISREG(mode):
-            yield from _from_file(path, given, path.name, collector, depth=0)
+            yield FileRef(given, shown, path.name)
         else:
-            # A pipe named on the command line (`<(zcat job.log.gz)`) has a writer: read it once.
-            with path.open("rb") as stream:
-                yield from _from_stream(given, path.name, stream, collector, depth=0)
+            yield StreamRef(given)
+
+
+def inputs_of(
+    ref: FileRef | StreamRef, stdin: BinaryIO | None, collector: Collector
+) -> Iterator[Input]:
+    """The inputs one file (or stream) holds (an archive holds many), read within the
+    collector's limits."""
+    for found in _inputs_of(ref, stdin, collector):
+        yield replace(found, open=_metered(found, collector))
+
+
+def _inputs_of(
+    ref: FileRef | StreamRef, stdin: BinaryIO | None, collector: Collector
+) -> Iterator[Input]:
+    if isinstance(ref, FileRef):
+        yield from _from_file(Path(ref.path), ref.shown, ref.relative, collector, depth=0)
+    elif ref.given == STDIN:
+        if stdin is None:
+            raise InputError("'-' given but no standard input is available")
+        yield from _from_stream("<stdin>", "", stdin, collector, depth=0)
+    else:
+        # A pipe named on the command line (`<(zcat job.log.gz)`) has a writer: read it once.
+        path = Path(ref.given)
+        with path.open("rb") as stream:
+            yield from _from_stream(ref.given, path.name, stream, collector, depth=0)
 
 
 def _no_such(error: OSError) -> str:
@@ -145,7 +196,7 @@ def _no_such(error: OSError) -> str:
     return f"cannot be read ({error.strerror or error})"
 
 
-def _from_directory(root: Path, shown: str, collector: Collector) -> Iterator[Input]:
+def _files_under(root: Path, shown: str, collector: Collector) -> Iterator[FileRef]:
     """Regular files under `root`, depth-first in name order. Links that leave `root`, links to
     folders (which can loop), pipes, sockets and devices are skipped with a warning; folders
     deeper than `MAX_DIRECTORY_DEPTH` are not entered."""
@@ -185,7 +236,7 @@ def _from_directory(root: Path, shown: str, collector: Collector) -> Iterator[In
             elif not stat.S_ISREG(mode):
                 collector.warn(f"{where}: skipped, not a regular file (a pipe, socket or device)")
             else:
-                yield from _from_file(path, where, relative, collector, 0)
+                yield FileRef(str(path), where, relative)
         if subfolders and depth + 1 > MAX_DIRECTORY_DEPTH:
             collector.warn(
                 f"{_shown(shown, root, directory)}: folders below it skipped, deeper than "

@@ -86,6 +86,11 @@ class ScannedInput:
     """Lines no signature matched that `AbnormalLines` found and kept, in input order."""
     digest: str | None = None
     """SHA-256 of all the input's bytes, when asked for."""
+    default_year: int | None = None
+    """The year its timestamps that print none were read in (None: no line was read)."""
+    year_stated: bool = False
+    """Whether that year is the input's own (its opening lines print one), not the year of an
+    earlier input or of the clock: a scan split across processes checks the others."""
 
 
 @dataclass(frozen=True)
@@ -227,10 +232,11 @@ class Matcher:
             return _unreadable(
                 item, f"{item.name}: skipped, binary data that is not a known format", kind
             )
+        stated_year = _first_year(head)
         context = SourceContext(
             name=item.name,
             who=who,
-            default_year=_first_year(head) or fallback_year or datetime.now(UTC).year,
+            default_year=stated_year or fallback_year or datetime.now(UTC).year,
             srun_labelled=looks_srun_labelled(
                 [decode(line) for line in head.split(b"\n", 60)[:60]]
             ),
@@ -302,6 +308,8 @@ class Matcher:
             first_time=first_time,
             progress=progress,
             abnormal=found,
+            default_year=context.default_year,
+            year_stated=stated_year is not None,
         )
 
     def scan_text(self, text: str, name: str = "<text>", *, keep_all: bool = False) -> list[Match]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -100,3 +100,53 @@ class NonceRow(Base):
     nonce: Mapped[str] = mapped_column(String(64), primary_key=True)
     seen_at: Mapped[float] = mapped_column(Float, index=True)
     """Unix seconds on the accepting replica's clock."""
+
+
+class JobState:
+    """Where a diagnosis job stands (stored as plain strings)."""
+
+    queued = "queued"
+    running = "running"
+    done = "done"
+    failed = "failed"
+    unfinished = (queued, running)
+
+
+class JobRow(Base):
+    """A diagnosis job of the API, in the store so that any replica sharing it can run it: a
+    replica claims it for a lease it keeps renewing; a job whose lease ran out (its replica
+    died) is claimed again by another."""
+
+    __tablename__ = "jobs"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    tenant: Mapped[str] = mapped_column(String(200), index=True)
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    body: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
+    """The request's body until the job ends (read only by the worker that claims it)."""
+    size: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[float] = mapped_column(Float, index=True)
+    """Unix seconds, every time here on the database's clock (replicas' clocks may differ)."""
+    claimed_by: Mapped[str | None] = mapped_column(String(200))
+    """The replica worker running it (host:pid:random), while it runs and after."""
+    lease_until: Mapped[float | None] = mapped_column(Float)
+    attempts: Mapped[int] = mapped_column(Integer)
+    """How many times a replica claimed it."""
+    finished_at: Mapped[float | None] = mapped_column(Float, index=True)
+    failure_status: Mapped[int | None] = mapped_column(Integer)
+    failure_detail: Mapped[str | None] = mapped_column(Text)
+
+
+class BundleRow(Base):
+    """A node's evidence bundle for one of a tenant's jobs, kept until the job is diagnosed
+    from its nodes' bundles (any replica sharing the store can assemble them)."""
+
+    __tablename__ = "bundles"
+
+    tenant: Mapped[str] = mapped_column(String(200), primary_key=True)
+    job: Mapped[str] = mapped_column(String(128), primary_key=True)
+    node: Mapped[str] = mapped_column(String(128), primary_key=True)
+    cluster: Mapped[str] = mapped_column(String(128))
+    received_at: Mapped[float] = mapped_column(Float, index=True)
+    body: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
+    """The bundle as the node signed and sent it."""

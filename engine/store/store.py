@@ -8,20 +8,23 @@ new database is ready and an old one is brought up to date.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.util
 import os
+import random
+import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event, func, select, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload
 
 from denpex.errors import DenpexError
@@ -39,6 +42,12 @@ from denpex.store.schema import CurationState, IncidentRow, IncidentTemplateRow,
 from denpex.taxonomy import is_failure_class
 
 MIN_ID_PREFIX = 4
+WRITE_ATTEMPTS = 6
+"""Tries of one write that the database refused for a moment (a deadlock, a busy file)."""
+_TRANSIENT_SQLSTATES = frozenset({"40P01", "40001", "55P03"})
+"""PostgreSQL: deadlock detected, serialization failure, lock not available."""
+
+T = TypeVar("T")
 
 
 class StoreError(DenpexError):
@@ -148,7 +157,7 @@ class IncidentStore:
             "script_location", str(resources.files("denpex.store").joinpath("migrations"))
         )
         try:
-            with self.engine.begin() as connection:
+            with _sqlite_migration_lock(self.engine), self.engine.begin() as connection:
                 if connection.dialect.name == "postgresql":
                     # Replicas and processes opening a fresh database at once take turns:
                     # concurrent CREATE TABLEs deadlock. The lock ends with the transaction.
@@ -173,6 +182,24 @@ class IncidentStore:
         except SQLAlchemyError as error:
             raise StoreError(f"store {self.url}: {_first_line(error)}") from None
 
+    def write(self, work: Callable[[Session], T]) -> T:
+        """`work` in one transaction, tried again while the database refuses it for a moment
+        (PostgreSQL's deadlock detector chose it, another process holds SQLite's file): such a
+        refusal rolls the whole transaction back, so running it again writes it once. Raises
+        StoreError when it still cannot be written."""
+        for attempt in range(WRITE_ATTEMPTS):
+            try:
+                with Session(self.engine, expire_on_commit=False) as session, session.begin():
+                    return work(session)
+            except StoreError:
+                raise
+            except SQLAlchemyError as error:
+                if attempt + 1 < WRITE_ATTEMPTS and is_transient(error):
+                    time.sleep(random.uniform(0.5, 1.0) * 0.05 * 2**attempt)
+                    continue
+                raise StoreError(f"store {self.url}: {_first_line(error)}") from None
+        raise AssertionError("unreachable")  # the last attempt returned or raised
+
     # writing -------------------------------------------------------------------------------
 
     def add(self, draft: IncidentDraft, *, incident_id: str | None = None) -> str:
@@ -182,8 +209,13 @@ class IncidentStore:
         diagnosis = draft.diagnosis
         top = diagnosis.root_causes[0] if diagnosis.root_causes else None
         incident_id = incident_id or uuid.uuid4().hex
-        with self._session() as session:
-            template_ids = [self._template_id(session, text) for text in draft.templates]
+
+        def insert(session: Session) -> str:
+            if session.get(IncidentRow, incident_id) is not None:
+                # Written by an earlier try of the same work (a job taken over from a replica
+                # that recorded it and died before saying so): the first record stands.
+                return incident_id
+            template_ids = self._template_ids(session, draft.templates)
             row = IncidentRow(
                 id=incident_id,
                 created_at=datetime.now(UTC),
@@ -209,10 +241,35 @@ class IncidentStore:
                 for position, template_id in enumerate(template_ids)
             ]
             session.add(row)
-        return incident_id
+            return incident_id
+
+        try:
+            return self.write(insert)
+        except StoreError as refused:
+            if self._recorded(incident_id):
+                return incident_id  # another process recorded the same work at the same moment
+            raise refused from None
+
+    def _recorded(self, incident_id: str) -> bool:
+        try:
+            return self.exists(incident_id)
+        except StoreError:
+            return False
+
+    def exists(self, incident_id: str) -> bool:
+        """Whether an incident has exactly this id."""
+        with self._session() as session:
+            return session.get(IncidentRow, incident_id) is not None
+
+    def _template_ids(self, session: Session, texts: list[str]) -> list[int]:
+        """The ids of `texts`, adding those not stored yet. New templates are inserted in digest
+        order: writers that share templates then wait for one another in the same order instead
+        of each holding one the other needs (a deadlock)."""
+        ids = {text: self._template_id(session, text) for text in sorted(set(texts), key=_digest)}
+        return [ids[text] for text in texts]
 
     def _template_id(self, session: Session, text: str) -> int:
-        digest = hashlib.sha256(text.encode()).hexdigest()
+        digest = _digest(text)
         existing = session.scalar(select(TemplateRow.id).where(TemplateRow.digest == digest))
         if existing is not None:
             return existing
@@ -238,7 +295,8 @@ class IncidentStore:
         """Records a curator's cause for an incident; it feeds retrieval from now on."""
         if not is_failure_class(failure_class) or failure_class == "unknown":
             raise StoreError(f"{failure_class!r} is not a failure class a curator can confirm")
-        with self._session() as session:
+
+        def update(session: Session) -> Incident:
             row = self._row(session, incident_id)
             row.confirmed_class = failure_class
             row.confirmed_by = by
@@ -248,11 +306,14 @@ class IncidentStore:
             session.flush()
             return _incident(row)
 
+        return self.write(update)
+
     def reject(
         self, incident_id: str, *, by: str | None = None, note: str | None = None
     ) -> Incident:
         """Takes a queued incident off the queue without a cause (a test job, a duplicate)."""
-        with self._session() as session:
+
+        def update(session: Session) -> Incident:
             row = self._row(session, incident_id)
             if row.curation_state == CurationState.confirmed:
                 raise StoreError(
@@ -264,11 +325,14 @@ class IncidentStore:
             session.flush()
             return _incident(row)
 
+        return self.write(update)
+
     def settle(self, incident_id: str, diagnosis: Diagnosis, signature_id: str) -> Incident:
         """Records a queued incident's new diagnosis after a promotion; a confident one takes it
         off the queue as resolved by `signature_id`."""
         top = diagnosis.root_causes[0] if diagnosis.root_causes else None
-        with self._session() as session:
+
+        def update(session: Session) -> Incident:
             row = self._row(session, incident_id)
             row.diagnosis = diagnosis.model_dump(mode="json")
             row.status = diagnosis.status.value
@@ -286,6 +350,8 @@ class IncidentStore:
                 row.curation_note = f"settled by promoted signature {signature_id}"
             session.flush()
             return _incident(row)
+
+        return self.write(update)
 
     # reading -------------------------------------------------------------------------------
 
@@ -458,6 +524,38 @@ def _incident(row: IncidentRow) -> Incident:
         settled_by=row.settled_by,
         tenant=row.tenant,
     )
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def is_transient(error: SQLAlchemyError) -> bool:
+    """Whether the database refused a transaction for a moment, so trying again can succeed."""
+    if not isinstance(error, DBAPIError):
+        return False
+    original = error.orig
+    code = getattr(original, "pgcode", None) or getattr(original, "sqlstate", None)
+    if code in _TRANSIENT_SQLSTATES:
+        return True
+    return "database is locked" in str(original)
+
+
+@contextmanager
+def _sqlite_migration_lock(engine: Engine) -> Iterator[None]:
+    """On a SQLite file, processes migrating it at once take turns (the first creates the
+    tables, the others find them): an exclusive lock on a file beside the database, held while
+    migrating. PostgreSQL takes an advisory lock inside the migration's transaction instead."""
+    database = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not database or database == ":memory:":
+        yield
+        return
+    descriptor = os.open(f"{database}.migrate-lock", os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # closing releases the lock
 
 
 def _first_line(error: Exception) -> str:

@@ -47,3 +47,18 @@ def test_a_slack_tenant_that_is_not_configured_is_one_line(tmp_path: Path) -> No
     assert result.returncode == 2
     assert "--slack-tenant 'initech' is not a tenant in" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_store_that_cannot_be_opened_stops_serve_before_it_listens(tmp_path: Path) -> None:
+    # A replica without the store its peers share would keep jobs and diagnoses to itself.
+    tenants = tmp_path / "tenants.json"
+    tenants.write_text(json.dumps({"acme": "acme-secret-0123456789"}))
+    result = _serve(
+        "--tenants",
+        str(tenants),
+        "--store",
+        "postgresql://denpex@127.0.0.1:1/none?connect_timeout=2",
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith("denpex: cannot open store postgresql")
+    assert len(result.stderr.strip().splitlines()) == 1

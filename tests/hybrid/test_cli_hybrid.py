@@ -172,7 +172,7 @@ def test_an_evaluation_of_a_missing_corpus_is_one_line(tmp_path: Path) -> None:
     assert "not a directory of cases" in result.output
 
 
-def test_a_store_that_cannot_be_reached_leaves_a_rules_diagnosis() -> None:
+def test_a_store_that_cannot_be_reached_leaves_a_rules_diagnosis_and_exit_3() -> None:
     result = subprocess.run(
         [
             sys.executable,
@@ -190,11 +190,35 @@ def test_a_store_that_cannot_be_reached_leaves_a_rules_diagnosis() -> None:
         timeout=120,
         check=False,
     )
-    assert result.returncode == 0
+    # The diagnosis is worth having; that it went unrecorded is said and is not exit 0.
+    assert result.returncode == 3
     assert json.loads(result.stdout)["status"] == "confident"
-    message = result.stderr.decode().strip()
-    assert message.startswith("denpex: cannot open store postgresql")
-    assert message.endswith("diagnosing with the rules only")
+    first, last = result.stderr.decode().strip().splitlines()
+    assert first.startswith("denpex: cannot open store postgresql")
+    assert first.endswith("diagnosing with the rules only")
+    assert last.startswith("denpex: the diagnosis above was not recorded in the incident store")
+
+
+def test_a_store_that_refuses_the_write_is_exit_3_with_the_diagnosis_shown(tmp_path: Path) -> None:
+    import sqlite3
+
+    from denpex.store.store import open_store
+
+    database = tmp_path / "incidents.db"
+    open_store(str(f"sqlite:///{database}")).close()
+    with sqlite3.connect(database) as connection:  # the disk is full, as SQLite would say
+        connection.execute(
+            "CREATE TRIGGER full BEFORE INSERT ON incidents "
+            "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+        )
+    result = run("diagnose", str(BAD_SAMPLE), "-f", "json", "--store", str(database))
+    assert result.exit_code == 3
+    shown = json.loads(result.stdout[: result.stdout.rindex("}") + 1])
+    assert shown["status"] == "confident"
+    assert shown["curation_id"] is None
+    assert any("not recorded" in warning for warning in shown["warnings"])
+    assert "was not recorded in the incident store" in result.output
+    assert "database or disk is full" in result.output
 
 
 def test_the_text_report_says_where_the_incident_waits(tmp_path: Path) -> None:

@@ -42,7 +42,7 @@ def test_opening_a_store_brings_its_schema_to_the_packaged_head(store: IncidentS
     assert {"incidents", "templates", "incident_templates", "request_nonces"} <= tables
     with store.engine.connect() as connection:
         context = MigrationContext.configure(connection)
-        assert context.get_current_revision() == "0003"
+        assert context.get_current_revision() == "0005"
         assert compare_metadata(context, Base.metadata) == []
 
 
