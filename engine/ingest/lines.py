@@ -46,6 +46,11 @@ class SourceContext:
     default_year: int
     srun_labelled: bool = False
     years_seen: set[int] = field(default_factory=set)
+    line_stamps: tuple[bytes, dict[int, tuple[Attribution, Stamp]]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    """Who printed each line looked at in the current chunk, and its own timestamp (see
+    `_line_stamp`)."""
 
 
 def line_bounds(data: bytes, start: int) -> tuple[int, int]:
@@ -116,21 +121,35 @@ def _same_emitter(a: Attribution, b: Attribution) -> bool:
     return (a.rank, a.local_rank, a.pid) == (b.rank, b.local_rank, b.pid)
 
 
+def _line_stamp(data: bytes, start: int, context: SourceContext) -> tuple[Attribution, Stamp]:
+    """Who printed the line of `data` at `start`, and its own timestamp; each line is parsed once
+    per chunk. Neighbouring lines without a timestamp look back over the same lines: on a log
+    whose matched lines are untimed chatter (NCCL INFO), each of thousands of look-backs read
+    200 lines again, most of a diagnosis's time."""
+    cache = context.line_stamps
+    if cache is None or cache[0] is not data:
+        cache = context.line_stamps = (data, {})
+    found = cache[1].get(start)
+    if found is None:
+        prefixed = split(data[slice(*line_bounds(data, start))], context)
+        found = cache[1][start] = (prefixed.who, _stamp_of(prefixed, context))
+    return found
+
+
 def _inherited_stamp(data: bytes, start: int, who: Attribution, context: SourceContext) -> Stamp:
     fallback = NO_STAMP
     for previous in _previous_line_starts(data, start, LOOKAROUND_LINES):
-        prefixed = split(data[slice(*line_bounds(data, previous))], context)
-        stamp = _stamp_of(prefixed, context)
+        printed_by, stamp = _line_stamp(data, previous, context)
         if not stamp.found:
             continue
-        if _same_emitter(prefixed.who, who):
+        if _same_emitter(printed_by, who):
             return stamp
         if not fallback.found:
             fallback = stamp
     if fallback.found:
         return fallback
     for following in _next_line_starts(data, start, LOOKAROUND_LINES // 4):
-        stamp = _stamp_of(split(data[slice(*line_bounds(data, following))], context), context)
+        _, stamp = _line_stamp(data, following, context)
         if stamp.found:
             return stamp
     return NO_STAMP
