@@ -26,7 +26,6 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any, Literal
 
 from denpex.errors import InputError
@@ -218,43 +217,61 @@ def _normalise(name: str, raw: Any, form: Literal["pickle", "json"]) -> FrDump:
 
 
 def _entry(item: Any, major: int) -> Collective | None:
-    """One entry, or None when a field the analysis needs is missing or of the wrong type."""
+    """One entry, or None when a field the analysis needs is missing or of the wrong type.
+
+    Written for speed (a dump of 4,096 ranks holds 840,000 entries): each field is taken once,
+    an int that is already an int skips `_int`, and the entry is built positionally."""
     if type(item) is not dict:
         return None
     get = item.get
-    seq = _int(get("collective_seq_id" if major >= 2 else "seq_id"))
-    if seq is None:
-        seq = _int(get("seq_id"))
+    seq = get("collective_seq_id" if major >= 2 else "seq_id")
+    if type(seq) is not int:
+        seq = _int(seq)
+        if seq is None:
+            seq = _int(get("seq_id"))
     op = get("profiling_name")
     if seq is None or not isinstance(op, str):
         return None
-    pg_id = _int(get("pg_id"))
+    pg_id = get("pg_id")
+    if type(pg_id) is not int:
+        pg_id = _int(pg_id)
     group, desc = _group_of(item, pg_id)
     if group is None:
         return None
-    record_id = _int(get("record_id"))
+    record_id = get("record_id")
+    if type(record_id) is not int:
+        record_id = _int(record_id)
+    p2p_seq = get("p2p_seq_id")
+    created = get("time_created_ns")
+    started = get("time_discovered_started_ns")
+    completed = get("time_discovered_completed_ns")
+    timeout = get("timeout_ms")
     state = get("state")
     retired = get("retired")
     return Collective(
-        record_id=record_id if record_id is not None else -1,
-        group=group,
-        group_desc=desc,
-        pg_id=pg_id,
-        seq=seq,
-        p2p_seq=_int(get("p2p_seq_id")),
-        is_p2p=get("is_p2p") is True,
-        op=op if len(op) <= 120 else _clip(op, 120),
-        input_sizes=_sizes(get("input_sizes")),
-        output_sizes=_sizes(get("output_sizes")),
-        input_dtypes=_strings(get("input_dtypes")),
-        output_dtypes=_strings(get("output_dtypes")),
-        state=state if isinstance(state, str) else None,
-        created_ns=_time(get("time_created_ns")),
-        started_ns=_time(get("time_discovered_started_ns")),
-        completed_ns=_time(get("time_discovered_completed_ns")),
-        retired=retired if isinstance(retired, bool) else None,
-        timeout_ms=_int(get("timeout_ms")),
-        frames=get("frames"),
+        record_id if record_id is not None else -1,
+        group,
+        desc,
+        pg_id,
+        seq,
+        p2p_seq if type(p2p_seq) is int else _int(p2p_seq),
+        get("is_p2p") is True,
+        op if len(op) <= 120 else _clip(op, 120),
+        _sizes(get("input_sizes")),
+        _sizes(get("output_sizes")),
+        _strings(get("input_dtypes")),
+        _strings(get("output_dtypes")),
+        state if isinstance(state, str) else None,
+        (created or None) if type(created) is int else None if created is None else _time(created),
+        (started or None) if type(started) is int else None if started is None else _time(started),
+        (completed or None)
+        if type(completed) is int
+        else None
+        if completed is None
+        else _time(completed),
+        retired if isinstance(retired, bool) else None,
+        timeout if type(timeout) is int else _int(timeout),
+        get("frames"),
     )
 
 
@@ -266,7 +283,10 @@ def _group_of(item: dict[str, Any], pg_id: int | None) -> tuple[str | None, str]
         and isinstance(named[0], str)
         and isinstance(named[1], str)
     ):
-        return _clip(named[0], MAX_NAME), _clip(named[1], MAX_NAME)
+        name, desc = named
+        if len(name) <= MAX_NAME and len(desc) <= MAX_NAME:
+            return name, desc
+        return _clip(name, MAX_NAME), _clip(desc, MAX_NAME)
     if pg_id is not None:  # 1.x dumps name groups by id only
         return str(pg_id), ""
     return None, ""
@@ -348,29 +368,31 @@ def _time(value: Any) -> int | None:
     return number if number else None
 
 
-_JUST_INT = frozenset({int})
-_JUST_LIST = frozenset({list})
-_JUST_STR = frozenset({str})
-
-
 def _sizes(raw: Any) -> tuple[tuple[int, ...], ...]:
-    """The shapes in `raw` that are lists of ints; the types are gathered in C (`map`), as a
-    dump holds two of these per entry."""
+    """The shapes in `raw` that are lists of ints. Plain loops: an entry's shapes are one or
+    two short lists, too small for anything else to pay (two per entry, 840,000 entries at
+    4,096 ranks)."""
     if type(raw) is not list:
         return ()
-    if {*map(type, raw)} <= _JUST_LIST and {*map(type, chain.from_iterable(raw))} <= _JUST_INT:
-        return tuple(map(tuple, raw))
-    return tuple(
-        tuple(shape) for shape in raw if type(shape) is list and {*map(type, shape)} <= _JUST_INT
-    )
+    shapes = []
+    for shape in raw:
+        if type(shape) is list:
+            dims = tuple(shape)
+            for dim in dims:
+                if type(dim) is not int:
+                    break
+            else:
+                shapes.append(dims)
+    return tuple(shapes)
 
 
 def _strings(raw: Any) -> tuple[str, ...]:
     if type(raw) is not list:
         return ()
-    if {*map(type, raw)} <= _JUST_STR and max(map(len, raw), default=0) <= 40:
-        return tuple(raw)
-    return tuple(_clip(s, 40) for s in raw if isinstance(s, str))
+    for item in raw:
+        if type(item) is not str or len(item) > 40:
+            return tuple(_clip(s, 40) for s in raw if isinstance(s, str))
+    return tuple(raw)
 
 
 _TORCH_FRAME = re.compile(r"(?:^|/)torch/(?:distributed|nn/parallel|utils|_dynamo|autograd)/")
