@@ -12,7 +12,7 @@ import pytest
 from denpex.errors import RulesError
 from denpex.match.backends import available_backends
 from denpex.match.library import Library, default_rules_dir, load_library
-from denpex.match.lint import lint
+from denpex.match.lint import lint, scan_winners
 from denpex.match.scan import Matcher
 from tests.conftest import EXAMPLES
 
@@ -62,6 +62,21 @@ def test_a_batch_of_texts_gives_what_each_text_gives_alone(library: Library) -> 
     texts = [e.line for s in library.signatures[:60] for e in s.examples.match]
     texts += [p.read_text(errors="replace") for p in sorted(EXAMPLES.rglob("*.log"))[:3]]
     assert _batch_keys(matcher, texts) == [_match_keys(matcher, text) for text in texts]
+
+
+def test_the_winners_lint_derives_are_what_a_scan_keeps(library: Library) -> None:
+    # The lint scans every example once, keeping every signature, and derives the winners.
+    matcher = Matcher(library, "hyperscan", CACHE)
+    texts = [e.line for s in library.signatures[::7] for e in s.examples.match]
+    texts += [line for s in library.signatures[::7] for line in s.examples.no_match]
+    texts += [p.read_text(errors="replace") for p in sorted(EXAMPLES.rglob("*.log"))]
+
+    def keys(found: list) -> list[tuple[str, int]]:
+        return sorted((m.signature.id, m.event.line) for m in found)
+
+    derived = [keys(scan_winners(found)) for found in matcher.scan_texts(texts, keep_all=True)]
+    assert derived == [keys(found) for found in matcher.scan_texts(texts)]
+    assert sum(map(len, derived)) > len(texts) // 2
 
 
 def test_the_library_records_a_version_and_a_content_digest(library: Library) -> None:
