@@ -69,6 +69,14 @@ def write_job(root: Path, files: dict[str, str]) -> Path:
 
 
 @pytest.fixture(scope="session")
+def compiled_once() -> Matcher:
+    """For tests that call `diagnose` or `hang_from_paths` with no matcher: those take the
+    library this process compiled, and compiled here it comes from the session's cache rather
+    than from 10,000 YAML files."""
+    return bundled_matcher()
+
+
+@pytest.fixture(scope="session")
 def library() -> Library:
     return bundled_matcher().library
 

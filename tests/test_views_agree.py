@@ -19,6 +19,8 @@ from denpex.hang.command import HangRequest, hang_from_paths
 from denpex.pipeline import diagnose
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.usefixtures("compiled_once")  # both doors take the process's library
+
 HANG_CASES = sorted(
     p for p in (REPO / "evals" / "hang").iterdir() if (p / "expected.json").is_file()
 )

@@ -46,11 +46,30 @@ class SourceContext:
     default_year: int
     srun_labelled: bool = False
     years_seen: set[int] = field(default_factory=set)
-    line_stamps: tuple[bytes, dict[int, tuple[Attribution, Stamp]]] | None = field(
-        default=None, repr=False, compare=False
-    )
-    """Who printed each line looked at in the current chunk, and its own timestamp (see
-    `_line_stamp`)."""
+    looked_at: _LookedAt | None = field(default=None, repr=False, compare=False)
+    """What look-backs in the current chunk found (see `_inherited_stamp`)."""
+
+
+@dataclass
+class _LookedAt:
+    """Look-backs in one chunk: each line's emitter and own timestamp, parsed once, and per
+    emitter the last look-back's findings, which the next one for that emitter extends."""
+
+    data: bytes
+    lines: dict[int, tuple[Attribution, Stamp]] = field(default_factory=dict)
+    last: dict[tuple[int | None, ...], _Found] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """A look-back from the line at `start`: the nearest stamped line of the same emitter and
+    the nearest stamped line of any emitter within LOOKAROUND_LINES above it (line starts)."""
+
+    start: int
+    same: int | None
+    same_stamp: Stamp
+    nearest: int | None
+    nearest_stamp: Stamp
 
 
 def line_bounds(data: bytes, start: int) -> tuple[int, int]:
@@ -121,38 +140,86 @@ def _same_emitter(a: Attribution, b: Attribution) -> bool:
     return (a.rank, a.local_rank, a.pid) == (b.rank, b.local_rank, b.pid)
 
 
+def _looked_at(data: bytes, context: SourceContext) -> _LookedAt:
+    looked = context.looked_at
+    if looked is None or looked.data is not data:
+        looked = context.looked_at = _LookedAt(data)
+    return looked
+
+
 def _line_stamp(data: bytes, start: int, context: SourceContext) -> tuple[Attribution, Stamp]:
     """Who printed the line of `data` at `start`, and its own timestamp; each line is parsed once
-    per chunk. Neighbouring lines without a timestamp look back over the same lines: on a log
-    whose matched lines are untimed chatter (NCCL INFO), each of thousands of look-backs read
-    200 lines again, most of a diagnosis's time."""
-    cache = context.line_stamps
-    if cache is None or cache[0] is not data:
-        cache = context.line_stamps = (data, {})
-    found = cache[1].get(start)
+    per chunk."""
+    lines = _looked_at(data, context).lines
+    found = lines.get(start)
     if found is None:
         prefixed = split(data[slice(*line_bounds(data, start))], context)
-        found = cache[1][start] = (prefixed.who, _stamp_of(prefixed, context))
+        found = lines[start] = (prefixed.who, _stamp_of(prefixed, context))
     return found
 
 
 def _inherited_stamp(data: bytes, start: int, who: Attribution, context: SourceContext) -> Stamp:
-    fallback = NO_STAMP
-    for previous in _previous_line_starts(data, start, LOOKAROUND_LINES):
-        printed_by, stamp = _line_stamp(data, previous, context)
-        if not stamp.found:
-            continue
-        if _same_emitter(printed_by, who):
-            return stamp
-        if not fallback.found:
-            fallback = stamp
-    if fallback.found:
-        return fallback
+    """The nearest earlier timestamp printed by the same emitter within LOOKAROUND_LINES, else
+    the nearest earlier one, else the nearest later one.
+
+    On a log whose matched lines are untimed chatter (NCCL INFO), thousands of look-backs read
+    the same 200 lines again and again; it took most of a diagnosis's time. So a look-back for
+    an emitter reads only the lines since that emitter's previous look-back and takes the rest
+    from what that one found: the result is the same as reading all 200 lines."""
+    found = _look_back(data, start, who, context)
+    if found.same is not None:
+        return found.same_stamp
+    if found.nearest is not None:
+        return found.nearest_stamp
     for following in _next_line_starts(data, start, LOOKAROUND_LINES // 4):
         _, stamp = _line_stamp(data, following, context)
         if stamp.found:
             return stamp
     return NO_STAMP
+
+
+def _lines_up(data: bytes, line_start: int, start: int) -> int:
+    """How many lines above the line at `start` the line at `line_start` is (1: the one just
+    above)."""
+    return data.count(b"\n", line_start, start)
+
+
+def _look_back(data: bytes, start: int, who: Attribution, context: SourceContext) -> _Found:
+    looked = _looked_at(data, context)
+    emitter = (who.rank, who.local_rank, who.pid)
+    before = looked.last.get(emitter)
+    if before is not None and before.start == start:
+        return before
+    # The previous look-back's line is this emitter's and has no timestamp of its own (or it
+    # would not have looked back): only the lines between the two are new.
+    between = _lines_up(data, before.start, start) - 1 if before and before.start < start else -1
+    limit = LOOKAROUND_LINES if between < 0 else min(between, LOOKAROUND_LINES)
+    same = nearest = None
+    same_stamp = nearest_stamp = NO_STAMP
+    for previous in _previous_line_starts(data, start, limit):
+        printed_by, stamp = _line_stamp(data, previous, context)
+        if not stamp.found:
+            continue
+        if nearest is None:
+            nearest, nearest_stamp = previous, stamp
+        if _same_emitter(printed_by, who):
+            same, same_stamp = previous, stamp
+            break
+    if same is None and 0 <= between < LOOKAROUND_LINES:
+        assert before is not None
+        # Above the previous look-back's line, this window is the nearer part of that one's:
+        # what it found nearest is nearest here too, if still within reach.
+        if before.same is not None and _lines_up(data, before.same, start) <= LOOKAROUND_LINES:
+            same, same_stamp = before.same, before.same_stamp
+        if (
+            nearest is None
+            and before.nearest is not None
+            and _lines_up(data, before.nearest, start) <= LOOKAROUND_LINES
+        ):
+            nearest, nearest_stamp = before.nearest, before.nearest_stamp
+    found = _Found(start, same, same_stamp, nearest, nearest_stamp)
+    looked.last[emitter] = found
+    return found
 
 
 @dataclass(frozen=True, slots=True)

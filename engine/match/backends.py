@@ -168,8 +168,9 @@ class RegexScanner:
 
     def candidate_lines(self, buffer: bytes) -> LineStarts:
         found: LineStarts = {}
+        present = _KeywordTest(buffer)
         for index, (compiled, keywords) in enumerate(self._patterns):
-            if keywords and not any(k in buffer for k in keywords):
+            if keywords and not any(map(present, keywords)):
                 continue
             starts = self._lines_for(compiled, buffer)
             if starts:
@@ -193,6 +194,35 @@ class RegexScanner:
                 break
             position = next_line + 1
         return starts
+
+
+class _KeywordTest:
+    """Whether a keyword occurs in a buffer. Ten thousand patterns' keywords searched one by one
+    through a buffer cost more than their regexes; in a small buffer (a block of rule examples)
+    the set of its 4-byte substrings, built once, rules most of them out first."""
+
+    GRAM = 4
+    INDEXED_UP_TO = 256 * 1024
+    """A larger buffer (a chunk of a log) is searched directly: the set would cost more."""
+
+    def __init__(self, buffer: bytes) -> None:
+        self.buffer = buffer
+        size, gram = len(buffer), self.GRAM
+        self.grams = (
+            {buffer[i : i + gram] for i in range(size - gram + 1)}
+            if size <= self.INDEXED_UP_TO
+            else None
+        )
+
+    def __call__(self, keyword: bytes) -> bool:
+        grams, gram = self.grams, self.GRAM
+        if (
+            grams is not None
+            and len(keyword) >= gram
+            and (keyword[:gram] not in grams or keyword[-gram:] not in grams)
+        ):
+            return False
+        return keyword in self.buffer
 
 
 class EmptyScanner:

@@ -38,6 +38,7 @@ from denpex.match.signature import Role
 from denpex.progress.series import MAX_RECORDS_PER_INPUT, ProgressRecord, ProgressScanner
 
 KEEP_EACH_END = 8
+TEXT_BLOCK = 64 * 1024
 CONTEXT_PER_WINDOW = 64
 CONTEXT_WINDOW = 256 * 1024
 MAX_DUMP_BYTES = 512 * 1024 * 1024
@@ -334,30 +335,51 @@ class Matcher:
         ]
 
     def scan_texts(self, texts: list[str], *, keep_all: bool = False) -> list[list[Match]]:
-        """`scan_text` of each text, with one scanner pass over all of them (rule examples by
-        the thousand): candidate lines are found in the joined texts, then confirmed on each
-        text alone, so each text's matches are exactly what `scan_text` gives."""
+        """`scan_text` of each text, with one scanner pass per block of texts (rule examples by
+        the thousand): candidate lines are found in the texts of a block joined, then confirmed
+        on each text alone, so each text's matches are exactly what `scan_text` gives. Blocks
+        of TEXT_BLOCK bytes rather than one buffer: the `re` backend searches a pattern only
+        where its keywords are, and in one buffer of every example they are everywhere."""
         encoded = [text.encode() for text in texts]
+        found: list[list[Match]] = [[] for _ in texts]
+        first = 0
+        while first < len(encoded):
+            last, size = first + 1, len(encoded[first])
+            while last < len(encoded) and size + 1 + len(encoded[last]) <= TEXT_BLOCK:
+                size += 1 + len(encoded[last])
+                last += 1
+            self._scan_block(encoded, first, last, found, keep_all)
+            first = last
+        return found
+
+    def _scan_block(
+        self,
+        encoded: list[bytes],
+        first: int,
+        last: int,
+        found: list[list[Match]],
+        keep_all: bool,
+    ) -> None:
         offsets: list[int] = []
         position = 0
-        for data in encoded:
+        for data in encoded[first:last]:
             offsets.append(position)
             position += len(data) + 1
-        joined = b"\n".join(encoded)
+        joined = b"\n".join(encoded[first:last])
         who = attribution_from_path("<text>")
-        found: list[list[Match]] = [[] for _ in texts]
         for group in (self._abnormal, self._context):
             per_text: dict[int, dict[int, list[int]]] = {}
             for pattern_index, starts in group.scanner.candidate_lines(joined).items():
                 for start in starts:
                     index = bisect_right(offsets, start) - 1
                     line_start = start - offsets[index]
-                    per_text.setdefault(index, {}).setdefault(line_start, []).append(pattern_index)
+                    per_text.setdefault(first + index, {}).setdefault(line_start, []).append(
+                        pattern_index
+                    )
             for index, by_line in sorted(per_text.items()):
                 context = SourceContext(name="<text>", who=who, default_year=2000)
                 chunk = Chunk(encoded[index], 0, 1, 0)
                 found[index].extend(self._confirm(chunk, context, group, by_line, keep_all))
-        return found
 
     def _matches_in(
         self,

@@ -32,6 +32,11 @@ STORED_CASES = [
 ]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _library_compiled_once(compiled_once) -> None:
+    """Hybrid tests diagnose with no matcher (as the CLI and the API do); see `compiled_once`."""
+
+
 @pytest.fixture(scope="session")
 def embedder() -> SentenceTransformerEmbedder:
     return SentenceTransformerEmbedder()

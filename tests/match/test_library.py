@@ -170,12 +170,19 @@ def test_an_edited_file_is_parsed_again(tmp_path: Path) -> None:
     assert again.digest != first.digest
 
 
-def test_a_cached_scanner_database_finds_the_same_lines(tmp_path: Path, library: Library) -> None:
+def test_a_cached_scanner_database_finds_the_same_lines(
+    tmp_path: Path, library: Library, matcher: Matcher
+) -> None:
     text = (EXAMPLES / "torchrun-bad-sample" / "launcher.log").read_text()
-    first = _match_keys(Matcher(library, "hyperscan", tmp_path), text)
+    # The families that fire on the text: a database compiled afresh takes seconds per 10,000
+    # signatures, and the cache keeps a small one as it keeps a large one.
+    fired = {m.signature.family for m in matcher.scan_text(text, keep_all=True)}
+    small = library.without_families({s.family for s in library.signatures} - fired)
+    first = _match_keys(Matcher(small, "hyperscan", tmp_path), text)
     assert list(tmp_path.glob("hyperscan-*.db"))
-    second = _match_keys(Matcher(library, "hyperscan", tmp_path), text)
+    second = _match_keys(Matcher(small, "hyperscan", tmp_path), text)
     assert first == second and first
+    assert first == _match_keys(matcher, text)
 
 
 def test_lint_names_an_example_a_backend_does_not_match(tmp_path: Path) -> None:
