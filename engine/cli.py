@@ -705,7 +705,7 @@ def version_command() -> None:
     from denpex.match.library import load_library
 
     try:
-        library = load_library()
+        library = load_library(cache_dir=default_cache_dir())
     except DenpexError as error:
         fail(str(error))
     sys.stdout.write(f"denpex {__version__}, rules {library.label}\n")
@@ -870,7 +870,7 @@ def rules_list_command(
     from denpex.match.library import load_library
 
     try:
-        library = load_library(rules, include_experimental=True)
+        library = load_library(rules, include_experimental=True, cache_dir=default_cache_dir())
     except DenpexError as error:
         fail(str(error))
     table = Table(title=f"signature library {library.label}", show_lines=False)

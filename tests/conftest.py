@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from denpex.match.compiled import compiled_matcher
-from denpex.match.library import Library
+from denpex.match.library import Library, load_library
 from denpex.match.scan import Matcher
 from denpex.models import Diagnosis
 from denpex.pipeline import DiagnoseOptions, diagnose
@@ -27,11 +27,32 @@ os.environ["DENPEX_DATA_DIR"] = tempfile.mkdtemp(prefix="denpex-test-data-")
 os.environ["DENPEX_STORE"] = "off"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The parsed library and compiled scanner databases are kept between runs in pytest's own
+    cache folder (`.pytest_cache`, ignored by git), so a run does not parse 10,000 signature
+    files and compile them again (a minute on the shared 2-core machine). Every file there is
+    named by the content it was built from, as in a user's cache, so an edited rule is never
+    served stale. With `-p no:cacheprovider` the session keeps its scratch folder."""
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        os.environ["DENPEX_CACHE_DIR"] = str(cache.mkdir("denpex-compiled-library"))
+
+
+def cache_dir() -> Path:
+    """The session's cache folder (see `pytest_configure`)."""
+    return Path(os.environ["DENPEX_CACHE_DIR"])
+
+
+def cached_library(**options: object) -> Library:
+    """`load_library` from the session's cache: parsing 10,000 signature files takes seconds."""
+    return load_library(cache_dir=cache_dir(), **options)  # type: ignore[arg-type]
+
+
 def bundled_matcher() -> Matcher:
     """The bundled library, compiled once per test session (and shared with every in-process
     `diagnose` that is not given a matcher); the compiled database is kept in the session's
     cache directory, where the CLI's subprocesses find it."""
-    return compiled_matcher(cache_dir=Path(os.environ["DENPEX_CACHE_DIR"]))
+    return compiled_matcher(cache_dir=cache_dir())
 
 
 def diagnose_paths(paths: list[str], **options: object) -> Diagnosis:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import yaml
 
-from denpex.match.library import default_rules_dir, load_library
+from denpex.match.library import default_rules_dir
 from denpex.match.signature import Maturity, Signature
 from denpex.taxonomy import Relay, class_of_dump_kind, classes, traits
+from tests.conftest import cached_library
 
 
 def _signature(path: str, **changes: object) -> Signature:
@@ -56,8 +57,8 @@ def test_a_signature_states_what_the_class_default_does_not() -> None:
 def test_experimental_signatures_take_part_only_when_asked() -> None:
     experimental = {
         s.id
-        for s in load_library(include_experimental=True).signatures
+        for s in cached_library(include_experimental=True).signatures
         if s.status is Maturity.experimental
     }
     assert experimental, "the bundled library has experimental signatures to test this on"
-    assert not experimental & {s.id for s in load_library().signatures}
+    assert not experimental & {s.id for s in cached_library().signatures}

@@ -20,6 +20,7 @@ from catalogs.core.generate import (
     classify,
     mark_hand_written,
     merge_releases,
+    merge_rewordings,
 )
 from catalogs.core.mapping import load_mapping
 from catalogs.core.message import Message
@@ -59,7 +60,8 @@ def generate(
     entries = merge_releases(found, lines)
     classify(entries, spec, mapping)
     hand = load_library(rules_dir, include_catalogs=False)
-    mark_hand_written(entries, Matcher(hand, "auto"))
+    mark_hand_written(entries, Matcher(hand, "auto"), spec)
+    merge_rewordings(entries, spec)
     signatures = build_signatures(entries, spec, mapping, refs)
     catalog = Catalog(spec.emitter, mapping.family, lines, refs, entries, signatures)
     return catalog, write_catalog(catalog, rules_dir)

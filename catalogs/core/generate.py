@@ -12,17 +12,25 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Collection, Sequence
 from collections.abc import Mapping as MappingType
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from catalogs.core.mapping import Decision, Mapping
 from catalogs.core.message import Message
-from catalogs.core.pattern import Converted, Placeholder, Unsafe, compile_problems, convert
-from catalogs.core.render import render_line, render_message, value_rules
+from catalogs.core.pattern import (
+    Converted,
+    Placeholder,
+    Unsafe,
+    compile_problems,
+    convert,
+    shared_pattern,
+)
+from catalogs.core.render import ValueRule, render_line, render_values, value_rules
 from catalogs.core.source import SourceSpec
 from denpex.match.scan import Matcher
+from denpex.match.signature import Signature
 from denpex.taxonomy import classes
 
 CATALOG_PRIORITY = 20
@@ -30,6 +38,10 @@ CATALOG_PRIORITY = 20
 any uncaught exception) and below every specific hand-written signature (>= 30)."""
 
 MAX_TITLE = 110
+
+REWORDING_SHARE = 0.5
+"""Two wordings of a message (in different releases) share one signature only when the text
+they print alike is at least this share of each one's literal text."""
 
 
 @dataclass
@@ -49,7 +61,11 @@ class Entry:
     signature: str | None = None
     """the generated signature's id, or the hand-written one that already matches it"""
     rendered: str | None = None
+    values: list[tuple[int, int, int]] = field(default_factory=list)
+    """where the rendered line's filled values lie: (piece index, start, end)"""
     captures: dict[str, str] = field(default_factory=dict)
+    reworded: bool = False
+    """its pattern is the part it shares with other wordings of the message (`merge_rewordings`)"""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -158,15 +174,13 @@ def classify(entries: list[Entry], spec: SourceSpec, mapping: Mapping) -> None:
                 spec.captures,
                 spec.captures_after,
                 spec.anchor_for(entry.level),
+                spec.anchor_pattern_for(entry.level),
+                spec.min_words,
             )
         except Unsafe as unsafe:
             entry.disposition, entry.reason = "excluded", str(unsafe)
             continue
-        text, values = render_message(entry.converted.line, rules)
-        entry.captures = {k: v for k, v in values.items() if k in entry.converted.captures}
-        entry.rendered = render_line(
-            spec.template_for(message.level), message, text, spec.file_prefix
-        )
+        _render(entry, spec, rules, message)
         found = re.search(entry.converted.regex, entry.rendered, re.ASCII)
         if found is None or any(found.group(k) != v for k, v in entry.captures.items()):
             entry.disposition = "excluded"
@@ -178,21 +192,134 @@ def classify(entries: list[Entry], spec: SourceSpec, mapping: Mapping) -> None:
             entry.reason = problems[entry.converted.regex]  # type: ignore[union-attr]
 
 
+def _render(
+    entry: Entry,
+    spec: SourceSpec,
+    rules: Sequence[ValueRule],
+    message: Message,
+    plain: Collection[int] = (),
+) -> None:
+    """The entry's example line, its captures and where its filled values lie in the line."""
+    assert entry.converted is not None
+    text, values, spans = render_values(entry.converted.line, rules, plain)
+    entry.captures = {k: v for k, v in values.items() if k in entry.converted.captures}
+    template = spec.template_for(message.level)
+    entry.rendered = render_line(template, message, text, spec.file_prefix)
+    # where the message starts: the template's text before it, rendered
+    before = render_line(template.split("{message}")[0], message, "", spec.file_prefix)
+    entry.values = [(index, len(before) + a, len(before) + b) for index, a, b in spans]
+
+
 def _live(entry: Entry) -> bool:
     return entry.disposition == "mapped" and entry.converted is not None and not entry.signature
 
 
-def mark_hand_written(entries: list[Entry], hand: Matcher | None) -> None:
-    """Entries whose rendered line a hand-written signature already claims map to it."""
+def merge_rewordings(entries: list[Entry], spec: SourceSpec) -> None:
+    """Messages a release reworded share one pattern, in place.
+
+    Live entries are wordings of one message when no pinned line prints two of them, the same
+    mapping rule decided them (same level), and one contains the other whole or they differ
+    only in a leading tag, sharing at least `REWORDING_SHARE` of each, specific enough alone
+    (`shared_pattern`). Each then takes that shared pattern, so one signature matches every
+    wording, with the releases of all; other wordings keep their own signatures."""
+    order = {line: index for index, line in enumerate(spec.line_names())}
+    groups: dict[tuple[str, str], list[Entry]] = {}
+    for entry in entries:
+        if _live(entry) and entry.decision is not None:
+            groups.setdefault((entry.decision.rule, entry.level), []).append(entry)
+    for members in groups.values():
+        members.sort(key=lambda e: (min(order[line] for line in e.where), e.key))
+        clusters: list[tuple[list[Entry], Converted]] = []
+        for entry in members:
+            # Join the cluster whose wordings share the most text with this one, if any.
+            best: tuple[int, int, Converted] | None = None
+            for index, (cluster, _) in enumerate(clusters):
+                if any(line in entry.where for member in cluster for line in member.where):
+                    continue
+                merged = _shared([*cluster, entry])
+                size = sum(len(p) for p in merged.pieces if isinstance(p, str)) if merged else 0
+                if merged is not None and (best is None or size > best[0]):
+                    best = (size, index, merged)
+            if best is None:
+                clusters.append(([entry], entry.converted))  # type: ignore[arg-type]
+            else:
+                _, index, merged = best
+                clusters[index] = ([*clusters[index][0], entry], merged)
+        for cluster, shared in clusters:
+            if len(cluster) < 2:
+                continue
+            for member in cluster:
+                member.converted = shared
+                member.captures = {
+                    name: value
+                    for name, value in member.captures.items()
+                    if name in shared.captures
+                }
+                member.reworded = True
+
+
+def _shared(wordings: list[Entry]) -> Converted | None:
+    """The pattern every wording's own rendered line matches, with the same captures."""
+    try:
+        shared = shared_pattern([e.converted for e in wordings], REWORDING_SHARE)  # type: ignore[misc]
+    except Unsafe:
+        return None
+    compiled = re.compile(shared.regex, re.ASCII)
+    for entry in wordings:
+        found = compiled.search(entry.rendered or "")
+        if found is None or any(
+            found.group(name) != entry.captures.get(name) for name in shared.captures
+        ):
+            return None
+    return shared
+
+
+def mark_hand_written(entries: list[Entry], hand: Matcher | None, spec: SourceSpec) -> None:
+    """Entries whose message text a hand-written signature already claims map to it.
+
+    A claim that lies wholly inside one value the generator filled in (a CUDA error string
+    that nccl-tests quotes, matched by a hand-written CUDA signature) covers the lines with
+    that value, not the message: the entry keeps its own signature, and its example line gets
+    a value there that says nothing, so that it is a line its own signature wins."""
     if hand is None:
         return
+    rules = value_rules([value.model_dump() for value in spec.render])
+    lines = spec.line_names()
     for entry in entries:
         if not _live(entry) or entry.rendered is None:
             continue
-        winners = sorted({m.signature.id for m in hand.scan_text(entry.rendered)})
+        winners: list[str] = []
+        held: set[int] = set()
+        for match in hand.scan_text(entry.rendered):
+            values = _values_holding(match.signature, entry.rendered, entry.values)
+            if values:
+                held |= values
+            else:
+                winners.append(match.signature.id)
         if winners:
-            entry.signature = winners[0]
-            entry.reason = f"covered by hand-written {', '.join(winners)}"
+            entry.signature = sorted(winners)[0]
+            entry.reason = f"covered by hand-written {', '.join(sorted(set(winners)))}"
+        elif held:
+            _render(entry, spec, rules, entry.message(lines, spec.emitter), plain=held)
+
+
+def _values_holding(
+    signature: Signature, line: str, values: list[tuple[int, int, int]]
+) -> set[int]:
+    """The filled values that hold every match of the signature's patterns in the line (none
+    when a match reaches into the message's own text)."""
+    held: set[int] = set()
+    for pattern in signature.patterns:
+        flags = re.IGNORECASE if pattern.caseless else 0
+        for found in re.finditer(pattern.regex, line, flags):
+            holder = next(
+                (index for index, a, b in values if a <= found.start() and found.end() <= b),
+                None,
+            )
+            if holder is None:
+                return set()
+            held.add(holder)
+    return held
 
 
 def build_signatures(
@@ -208,8 +335,10 @@ def build_signatures(
     rendered = [members[0].rendered or "" for _, members in ordered]
     signatures: list[dict[str, Any]] = []
     display = mapping.display or spec.emitter
+    order = {line: index for index, line in enumerate(lines)}
     for index, (regex, members) in enumerate(ordered):
-        first = members[0]
+        # The newest wording is the signature's source; members of one release keep text order.
+        first = min(members, key=lambda m: -max(order[line] for line in m.where))
         converted = first.converted
         decision = first.decision
         assert converted is not None and decision is not None and decision.failure_class
@@ -228,6 +357,15 @@ def build_signatures(
         if first.captures:
             example["captures"] = dict(sorted(first.captures.items()))
         example["rendered"] = True
+        wordings = [
+            {
+                "line": m.rendered,
+                **({"captures": dict(sorted(m.captures.items()))} if m.captures else {}),
+                "rendered": True,
+            }
+            for m in members
+            if m.reworded and m is not first and m.rendered != first.rendered
+        ]
         source_link = _link(spec.repo, refs.get(release, ""), file, number)
         where = f"{file} ({first.function})" if first.function else file
         signatures.append(
@@ -257,7 +395,7 @@ def build_signatures(
                 ),
                 "source": {"file": file, "line": number, "format": first.text},
                 "examples": {
-                    "match": [example],
+                    "match": [example, *wordings],
                     "no_match": [neighbours[0] if neighbours else _fallback(spec, first, lines)],
                 },
             }

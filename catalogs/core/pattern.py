@@ -15,8 +15,9 @@ distinctive line.
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from catalogs.core.message import Style
@@ -335,16 +336,20 @@ def _escape_char(char: str) -> str:
     return "\\" + char if char in _META else char
 
 
-def _check_specific(pieces: list[Piece], regex: str, anchored: bool) -> None:
-    """Alone, a message needs three words and twelve literal characters to be told from other
-    programs' lines ("close failed: %s" is not); after its emitter's own prefix (`anchor`), one
-    word of six characters will do."""
+MIN_WORDS = 3
+"""Words of three or more letters a message needs to be matched alone."""
+
+
+def _check_specific(pieces: list[Piece], regex: str, anchored: bool, min_words: int) -> None:
+    """Alone, a message needs `min_words` words (three unless its emitter says otherwise) and
+    twelve literal characters to be told from other programs' lines ("close failed: %s" is
+    not); after its emitter's own prefix (`anchor`), one word of six characters will do."""
     literal = "".join(p for p in pieces if isinstance(p, str))
     words = re.findall(r"[A-Za-z]{3,}", literal)
     chars = len(re.sub(r"\s", "", literal))
     if anchored and (not words or chars < 6):
         raise Unsafe(TOO_GENERIC)
-    if not anchored and (len(words) < 3 or chars < 12):
+    if not anchored and (len(words) < min_words or chars < 12):
         raise Unsafe(TOO_GENERIC)
     if not required_literals(regex):
         raise Unsafe("no literal of 4+ characters that every match contains")
@@ -356,11 +361,16 @@ def convert(
     captures_before: Mapping[str, str] | None = None,
     captures_after: Mapping[str, str] | None = None,
     anchor: str = "",
+    anchor_regex: str = "",
+    min_words: int = MIN_WORDS,
 ) -> Converted:
     """The pattern for one message; raises `Unsafe` when it cannot be matched safely.
 
     `anchor` is the literal text the emitter prints right before its messages (NCCL's
-    "NCCL WARN "); a message too generic alone is matched after it."""
+    "NCCL WARN "); a message too generic alone is matched after it. `anchor_regex`, when
+    given, stands for the anchor in the pattern: the prefix's other spellings (builds that
+    print "WARN " without "NCCL " after the same "[dev] file:line "). `min_words`: see
+    `_check_specific`."""
     before_names = {**DEFAULT_CAPTURES_BEFORE, **(captures_before or {})}
     after_names = {**DEFAULT_CAPTURES_AFTER, **(captures_after or {})}
     lines = _lines(parse(text, style))
@@ -368,29 +378,140 @@ def convert(
     line = _named(lines[best], before_names, after_names)
     message = _trim(line)
     try:
-        return _converted(line, message, message, anchored=False)
+        return _converted(line, message, message, anchored=False, min_words=min_words)
     except Unsafe as unsafe:
         # Only a message's first line follows the emitter's prefix.
         if not anchor or str(unsafe) != TOO_GENERIC or best != 0 or not message:
             raise
-    pieces = list(_merge_literals([anchor, *line]))
-    while pieces and (not isinstance(pieces[-1], str) or not pieces[-1].strip()):
-        pieces.pop()
-    pieces[-1] = pieces[-1].rstrip()  # type: ignore[union-attr]
-    return _converted(line, pieces, message, anchored=True)
+    after = list(line)
+    while after and (not isinstance(after[-1], str) or not after[-1].strip()):
+        after.pop()
+    after[-1] = after[-1].rstrip()  # type: ignore[union-attr]
+    pieces = _merge_literals([anchor, *after])
+    return _converted(
+        line, pieces, message, anchored=True, min_words=min_words, lead=(anchor_regex, after)
+    )
 
 
 def _converted(
-    line: list[Piece], pieces: list[Piece], message: list[Piece], anchored: bool
+    line: list[Piece],
+    pieces: list[Piece],
+    message: list[Piece],
+    anchored: bool,
+    min_words: int = MIN_WORDS,
+    lead: tuple[str, list[Piece]] | None = None,
 ) -> Converted:
+    """`lead`, for an anchored message, is the anchor's regex and the pieces that follow it;
+    without a regex the anchor is matched as the literal text it is in `pieces`."""
     if not pieces or not message:
         raise Unsafe(TOO_GENERIC)
-    regex = "".join(
-        literal_regex(p) if isinstance(p, str) else placeholder_regex(p) for p in pieces
+    prefix, rest = (lead[0], lead[1]) if lead and lead[0] else ("", pieces)
+    regex = prefix + "".join(
+        literal_regex(p) if isinstance(p, str) else placeholder_regex(p) for p in rest
     )
-    _check_specific(message, regex, anchored)
+    _check_specific(message, regex, anchored, min_words)
     names = tuple(p.name for p in pieces if isinstance(p, Placeholder) and p.name)
     return Converted(regex=regex, pieces=tuple(pieces), line=tuple(line), captures=names)
+
+
+def _literal_chars(pieces: Sequence[Piece]) -> int:
+    return sum(len(re.sub(r"\s", "", p)) for p in pieces if isinstance(p, str))
+
+
+def _tokens(pieces: Sequence[Piece]) -> list[Piece]:
+    """A message as single characters and placeholders, for comparing two wordings."""
+    tokens: list[Piece] = []
+    for piece in pieces:
+        tokens.extend(piece if isinstance(piece, str) else [piece])
+    return tokens
+
+
+def _token_key(token: Piece) -> str | tuple[str, str | None, str]:
+    return token if isinstance(token, str) else (token.kind, token.name, token.closer)
+
+
+def _in_word(token: Piece | None) -> bool:
+    return isinstance(token, str) and (token.isalnum() or token == "_")
+
+
+_TAG = re.compile(r"^\s*(?:\S+\s+){0,2}\S*:\s*$|^[^A-Za-z]*$")
+"""A message's leading tag: up to three words ending in a colon ("Net : ", "ncclSocketInit: ",
+"NET/IB: %s: ") or no letters at all ("%s:%d ")."""
+
+
+@dataclass(frozen=True, slots=True)
+class Shared:
+    pieces: list[Piece]
+    """the run both wordings print, cut to whole words where it meets text they do not share"""
+    reworded: bool
+    """the wordings are one message reworded: one contains the other whole, or they differ
+    only in a leading tag"""
+
+
+def _text(tokens: Sequence[Piece]) -> str:
+    return "".join(t if isinstance(t, str) else "%" for t in tokens)
+
+
+def shared_part(first: Sequence[Piece], second: Sequence[Piece]) -> Shared:
+    """The longest run of text and placeholders two wordings of a message both print, cut back
+    to whole words where it meets text they do not share ("Net : Socket creation failed : %s"
+    and "ncclSocketInit: Socket creation failed : %s" share "Socket creation failed :")."""
+    sequences = (_tokens(first), _tokens(second))
+    keys = [[_token_key(t) for t in tokens] for tokens in sequences]
+    found = difflib.SequenceMatcher(None, keys[0], keys[1], autojunk=False).find_longest_match(
+        0, len(keys[0]), 0, len(keys[1])
+    )
+    placed = ((sequences[0], found.a), (sequences[1], found.b))
+    core = sequences[0][found.a : found.a + found.size]
+
+    def token(sequence: list[Piece], index: int) -> Piece | None:
+        return sequence[index] if 0 <= index < len(sequence) else None
+
+    def word_starts(offset: int) -> bool:
+        return _in_word(core[offset]) and not any(
+            _in_word(token(seq, at + offset - 1)) for seq, at in placed
+        )
+
+    def word_ends(offset: int) -> bool:
+        return _in_word(core[offset - 1]) and not any(
+            _in_word(token(seq, at + offset)) for seq, at in placed
+        )
+
+    # Where the run meets text the wordings do not share, it begins and ends on whole words.
+    starts_both = all(at == 0 for _, at in placed)
+    ends_both = all(at + len(core) == len(seq) for seq, at in placed)
+    begin, end = 0, len(core)
+    if not starts_both:
+        while begin < end and not word_starts(begin):
+            begin += 1
+    if not ends_both:
+        while end > begin and not word_ends(end):
+            end -= 1
+    # One wording whole inside the other, and not cut inside a word ("port" in "port_num").
+    cut = [*core[:begin], *core[end:]]
+    contained = any(len(core) == len(seq) for seq in sequences) and not any(map(_in_word, cut))
+    retagged = ends_both and all(_TAG.match(_text(seq[: at + begin])) for seq, at in placed)
+    pieces = _trim(_merge_literals(list(core[begin:end])))
+    return Shared(pieces, reworded=contained or retagged)
+
+
+def shared_pattern(wordings: Sequence[Converted], min_share: float) -> Converted:
+    """One pattern for several wordings of one message: the part all of them print alike, when
+    they are one message reworded (`Shared.reworded`), that part is at least `min_share` of
+    each one's literal text, and it is specific enough alone by the default standard
+    (`MIN_WORDS`, whatever the emitter's own); raises `Unsafe` otherwise. A line in any of the
+    wordings matches it."""
+    messages = [_trim(list(wording.line)) for wording in wordings]
+    core = messages[0]
+    for message in messages[1:]:
+        shared = shared_part(core, message)
+        if not shared.reworded:
+            raise Unsafe("different messages, not one reworded")
+        core = shared.pieces
+    size = _literal_chars(core)
+    if not core or any(size < min_share * _literal_chars(message) for message in messages):
+        raise Unsafe("the wordings share too little text")
+    return _converted(list(wordings[0].line), core, core, anchored=False)
 
 
 def compile_problems(regexes: list[str]) -> dict[str, str]:

@@ -10,7 +10,7 @@ conversion (`%d` prints a number, `%p` an address).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -87,23 +87,38 @@ def _value(placeholder: Placeholder, before: str, rules: Sequence[ValueRule]) ->
     return DEFAULT_STRING
 
 
+def render_values(
+    pieces: Sequence[Piece], rules: Sequence[ValueRule], plain: Collection[int] = ()
+) -> tuple[str, dict[str, str], list[tuple[int, int, int]]]:
+    """The message text with every placeholder filled, the named captures' values, and where
+    each filled value lies: (piece index, start, end) in the text. The placeholders whose
+    piece index is in `plain` get a value that says nothing (a string is "unknown")."""
+    out: list[str] = []
+    captures: dict[str, str] = {}
+    spans: list[tuple[int, int, int]] = []
+    size = 0
+    for index, piece in enumerate(pieces):
+        if isinstance(piece, str):
+            out.append(piece)
+            size += len(piece)
+            continue
+        value = _value(piece, "".join(out)[-40:], () if index in plain else rules)
+        if piece.closer and piece.closer in value:
+            value = DEFAULT_STRING
+        out.append(value)
+        spans.append((index, size, size + len(value)))
+        size += len(value)
+        if piece.name:
+            captures[piece.name] = value
+    return "".join(out), captures, spans
+
+
 def render_message(
     pieces: Sequence[Piece], rules: Sequence[ValueRule]
 ) -> tuple[str, dict[str, str]]:
     """The message text with every placeholder filled, and the named captures' values."""
-    out: list[str] = []
-    captures: dict[str, str] = {}
-    for piece in pieces:
-        if isinstance(piece, str):
-            out.append(piece)
-            continue
-        value = _value(piece, "".join(out)[-40:], rules)
-        if piece.closer and piece.closer in value:
-            value = DEFAULT_STRING
-        out.append(value)
-        if piece.name:
-            captures[piece.name] = value
-    return "".join(out), captures
+    text, captures, _ = render_values(pieces, rules)
+    return text, captures
 
 
 def render_line(template: str, message: Message, text: str, file_prefix: str = "") -> str:

@@ -8,6 +8,7 @@ release in a scratch directory and the messages `extract.py` finds there.
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 import subprocess
 import tarfile
@@ -18,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from catalogs.core.message import Message
 
@@ -59,17 +60,46 @@ class SourceSpec(BaseModel):
         description="per level, the literal the emitter prints right before each message "
         "(NCCL: 'NCCL WARN '); a message too generic alone is matched after it",
     )
+    anchor_patterns: dict[str, str] = Field(
+        default_factory=dict,
+        description="per level, a regex that stands for the anchor in the patterns, for the "
+        "prefix's other spellings; it must match the anchor's own text",
+    )
+    min_words: int = Field(
+        3,
+        ge=2,
+        description="words of 3+ letters a message needs to be matched without an anchor; "
+        "2 only for an emitter whose every message has a distinctive shape",
+    )
     captures: dict[str, str] = Field(
         default_factory=dict, description="word before a number -> capture name (over defaults)"
     )
     captures_after: dict[str, str] = Field(default_factory=dict)
     render: list[RenderValue] = Field(default_factory=list)
 
+    @model_validator(mode="after")
+    def _anchor_patterns_match_their_anchor(self) -> SourceSpec:
+        for level, pattern in self.anchor_patterns.items():
+            anchor = self.anchors.get(level)
+            if anchor is None:
+                raise ValueError(f"anchor_patterns.{level}: no anchor of that level")
+            try:
+                matches = re.fullmatch(pattern, anchor, re.ASCII) is not None
+            except re.error as error:
+                raise ValueError(f"anchor_patterns.{level}: {error}") from None
+            if not matches:
+                raise ValueError(f"anchor_patterns.{level} does not match its anchor {anchor!r}")
+        return self
+
     def line_names(self) -> list[str]:
         return [release.line for release in self.releases]
 
     def anchor_for(self, level: str) -> str:
         return self.anchors.get(level) or self.anchors.get("*", "")
+
+    def anchor_pattern_for(self, level: str) -> str:
+        """The regex for the anchor `anchor_for(level)` gives, or "" to match it literally."""
+        return self.anchor_patterns.get(level if level in self.anchors else "*", "")
 
     def template_for(self, level: str) -> str:
         if isinstance(self.line_template, str):

@@ -29,7 +29,12 @@ PY_PATHS = [
     "torch/distributed/device_mesh.py",
     "torch/distributed/flight_recorder",
 ]
-LIBRARIES = ["torch/lib/libtorch_cpu.so", "torch/lib/libtorch_cuda.so"]
+# torch 1.11 to 1.13 split libtorch_cuda; ProcessGroupNCCL is then in libtorch_cuda_cpp.so.
+LIBRARIES = [
+    "torch/lib/libtorch_cpu.so",
+    "torch/lib/libtorch_cuda.so",
+    "torch/lib/libtorch_cuda_cpp.so",
+]
 CXX_PREFIXES = ("torch/csrc/distributed/c10d/",)
 CXX_SKIP = ("torch/csrc/distributed/c10d/symm_mem/", "torch/csrc/distributed/c10d/quantization/")
 
@@ -41,6 +46,8 @@ def extract(checkout: Path, release: str) -> list[Message]:
     ]
     seen: set[str] = set()
     for library in LIBRARIES:
+        if not (checkout / library).is_file():
+            continue  # a library this release does not ship
         for f in fragments(checkout / library, CXX_PREFIXES):
             if f.file.startswith(CXX_SKIP) or f.text in seen:
                 continue

@@ -9,6 +9,7 @@ let the odd rank run ahead.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 from denpex.hang.dumps import Collective
@@ -32,7 +33,7 @@ def signature(entries: list[Collective]) -> Signature:
     """What must agree across ranks at one sequence id (several entries when coalesced)."""
     parts = []
     for e in entries:
-        op = e.op.rsplit(":", 1)[-1]
+        op = _op_name(e.op)
         dtypes = (e.input_dtypes, e.output_dtypes)
         if op in _SIZES_DIFFER:
             parts.append((e.op, *dtypes))
@@ -43,6 +44,12 @@ def signature(entries: list[Collective]) -> Signature:
         else:
             parts.append((e.op, e.input_sizes, e.output_sizes, *dtypes))
     return tuple(parts)
+
+
+@functools.lru_cache(maxsize=4096)
+def _op_name(op: str) -> str:
+    """`all_reduce` of `gloo:all_reduce`; split once per distinct op, not once per entry."""
+    return op.rsplit(":", 1)[-1]
 
 
 def first_mismatch(

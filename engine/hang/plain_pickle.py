@@ -4,21 +4,27 @@ Consumes bytes; produces nested dicts, lists, tuples, str, bytes, int, float, bo
 raises `PickleRefused` (the pickle asks for code: a class, a function, a persistent id) or
 `PickleUnreadable` (truncated, corrupt, too large, too deep).
 
-Two layers, because the standard unpickler is unsafe twice over:
+The standard unpickler is unsafe twice over, so it runs with two guards:
 - It calls whatever callable a pickle names, so `pickle.loads` on an upload runs code
   (`__reduce__` returning `os.system`). Every route from pickle bytes to a callable passes
-  through `find_class` (GLOBAL, STACK_GLOBAL, INST, OBJ, extension codes); `_PlainUnpickler`
-  refuses them all, and refuses persistent ids. REDUCE, NEWOBJ and BUILD then have nothing to
-  call.
+  through `find_class` (GLOBAL, STACK_GLOBAL, INST, extension codes); `_PlainUnpickler`
+  refuses them all, and refuses persistent ids. REDUCE, NEWOBJ, OBJ and BUILD then find only
+  plain data on the stack, which is not callable (APPENDS and SETITEMS call the built-in
+  methods of a list, a dict or a bytearray, nothing else).
 - It hashes dict keys and set members in C without a recursion guard: a 1 MB pickle whose dict
   key is a tuple nested a million deep crashes the process (SIGSEGV), whatever `find_class`
-  does. So before loading, `_scan` walks the opcodes: only opcodes that build plain data are
-  admitted (no sets, no globals, no buffers) and a tuple may not contain a tuple, so hashing a
-  key never recurses. The C unpickler builds objects without recursion, so nesting depth is
-  bounded after loading, by an iterative walk.
+  does. Tuples nest only as deep as the pickle has tuple opcodes (TUPLE, TUPLE1-3), and each of
+  those is one byte of the pickle, so counting those bytes (C speed, strings and numbers
+  included) bounds the nesting. Within `SAFE_TUPLE_OPCODES` hashing needs a few tens of KiB of
+  stack, and the C unpickler loads at once; above it, `_scan` first walks the opcodes in Python
+  (a few times slower than loading) and refuses a tuple inside a tuple before anything is
+  built.
+After loading, one iterative walk refuses what a dump never holds (sets, a tuple inside a tuple,
+any type but the plain ones, nesting deeper than the bound), so both routes admit the same
+values. A refused pickle is walked by `_scan` again for a message that names the opcode.
 
 A Flight Recorder pickle is written by torch's own pickler from dicts, lists, flat tuples,
-strings, ints, floats, bools and None, so both layers admit every genuine dump.
+strings, ints, floats, bools and None, so every genuine dump is admitted.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ import io
 import pickle
 import struct
 from dataclasses import dataclass
+from itertools import chain, compress, repeat
+from operator import is_
 from typing import Any, NoReturn
 
 from denpex.errors import InputError
@@ -296,25 +304,51 @@ def _global_name(data: bytes, start: int) -> str:
     return " " + ".".join(p.decode("ascii", "replace") for p in parts) if len(parts) == 2 else ""
 
 
-def _check_depth(value: Any, max_depth: int) -> None:
-    """Refuse nesting deeper than `max_depth`, level by level; shared and cyclic containers are
-    walked once."""
-    containers = (dict, list, tuple)
-    seen: set[int] = set()
-    level = [value] if type(value) in containers else []
+_CONTAINERS = frozenset({dict, list, tuple})
+_PLAIN = _CONTAINERS | {str, bytes, bytearray, int, float, bool, type(None)}
+
+
+def _check_plain(value: Any, max_depth: int) -> None:
+    """Refuse, in a loaded value, what the opcode scan refuses before loading (sets and any
+    other type that is not plain data, a tuple inside a tuple) and nesting deeper than
+    `max_depth`. Level by level, without recursion; shared and cyclic containers are walked
+    once. Each level is taken whole by `map`, `chain` and `compress`, which loop in C: a dump
+    holds some ten thousand objects, and a Python step for each would cost more than loading
+    it."""
+    kind = type(value)
+    if kind not in _PLAIN:
+        _refuse_type(kind)
+    level = [value] if kind in _CONTAINERS else []
+    seen = set(map(id, level))
     depth = 0
     while level:
         depth += 1
         if depth > max_depth:
             raise PickleUnreadable(f"pickle nests deeper than {max_depth} levels")
-        below: list[Any] = []
-        for item in level:
-            if id(item) in seen:
-                continue
-            seen.add(id(item))
-            children = item.values() if type(item) is dict else item
-            below.extend(child for child in children if type(child) in containers)
-        level = below
+        kinds = list(map(type, level))
+        tuples = list(compress(level, map(is_, kinds, repeat(tuple))))
+        if tuples and tuple in set(map(type, chain.from_iterable(tuples))):
+            raise PickleRefused("refused: a tuple inside a tuple; a dump never holds one")
+        dict_values = map(dict.values, compress(level, map(is_, kinds, repeat(dict))))
+        members = [*chain.from_iterable(level), *chain.from_iterable(dict_values)]
+        member_kinds = list(map(type, members))
+        present = set(member_kinds)
+        if not present <= _PLAIN:
+            _refuse_type(next(iter(present - _PLAIN)))
+        if present.isdisjoint(_CONTAINERS):
+            return
+        containers = list(compress(members, map(_CONTAINERS.__contains__, member_kinds)))
+        by_id = dict(zip(map(id, containers), containers, strict=True))
+        fresh = by_id.keys() - seen
+        seen |= fresh
+        level = list(map(by_id.__getitem__, fresh))
+
+
+def _refuse_type(kind: type) -> NoReturn:
+    opcode = {set: " (EMPTY_SET, ADDITEMS)", frozenset: " (FROZENSET)"}.get(kind, "")
+    raise PickleRefused(
+        f"refused: the pickle builds a {kind.__name__}{opcode}; a dump holds only plain data"
+    )
 
 
 # --- loading ------------------------------------------------------------------------------------
@@ -346,22 +380,39 @@ class _PlainUnpickler(pickle.Unpickler):
         raise PickleRefused("refused: the pickle refers to a persistent object")
 
 
+SAFE_TUPLE_OPCODES = 1000
+"""Up to this many bytes that could be tuple opcodes, the pickle is loaded without an opcode
+scan: hashing a key nested this deep takes about 64 KiB of C stack (measured: some 60 bytes a
+level), far within any thread's."""
+
+_TUPLE_OPCODES = (b"t", b"\x85", b"\x86", b"\x87")  # TUPLE, TUPLE1, TUPLE2, TUPLE3
+
+
 def load_plain(data: bytes, limits: PickleLimits | None = None) -> Any:
     """The plain data in `data`. Nothing the pickle names is imported or called."""
     limits = limits or PickleLimits()
     if len(data) > limits.max_bytes:
         raise PickleUnreadable(f"pickle of {len(data)} bytes is over the {limits.max_bytes} bound")
-    _scan(data)
+    if sum(data.count(code) for code in _TUPLE_OPCODES) > SAFE_TUPLE_OPCODES:
+        _scan(data)  # tuples could nest deep enough to crash the hashing of a key: prove not
     try:
-        value = _PlainUnpickler(io.BytesIO(data)).load()
-    except PickleRefused:
-        raise
+        value = _PlainUnpickler(io.BufferedReader(io.BytesIO(data))).load()
+        _check_plain(value, limits.max_depth)
+    except PickleRefused as refused:
+        _explain(data, refused)
     except EOFError:
-        raise PickleUnreadable("truncated pickle: the data ends before its STOP opcode") from None
+        _explain(data, PickleUnreadable("truncated pickle: the data ends before its STOP opcode"))
     except _MALFORMED as error:
-        raise PickleUnreadable(f"corrupt pickle: {_short(error)}") from None
-    _check_depth(value, limits.max_depth)
+        _explain(data, PickleUnreadable(f"corrupt pickle: {_short(error)}"))
     return value
+
+
+def _explain(data: bytes, failure: InputError) -> NoReturn:
+    """Fail with the opcode scan's words when it finds the fault (they name the opcode or the
+    byte: `GLOBAL posix.system`, `corrupt pickle near byte 812`), else with the loader's. Only
+    a refused or broken pickle is scanned here."""
+    _scan(data)
+    raise failure from None
 
 
 def _short(error: BaseException) -> str:

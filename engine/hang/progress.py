@@ -14,6 +14,7 @@ in, without moving on, may only have failed out of it: such completions are `unc
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -167,11 +168,12 @@ def _group_order(name: str) -> tuple[int, str]:
 
 def _progress(rank: int, capture: Capture, group: str) -> RankInGroup:
     dump = capture.dump
-    entries = [e for e in dump.entries if e.group == group and not _is_p2p(e)]
+    mine = [e for e in dump.entries if e.group == group]
+    entries = [e for e in mine if not _is_p2p(e)]
     by_seq: dict[int, list[Collective]] = {}
     for entry in entries:
         by_seq.setdefault(entry.seq, []).append(entry)
-    pg_ids = {e.pg_id for e in dump.entries if e.group == group and e.pg_id is not None}
+    pg_ids = {e.pg_id for e in mine if e.pg_id is not None}
     status = next((dump.status[i] for i in pg_ids if i in dump.status), None)
     last_enqueued = max((e.seq for e in entries), default=None)
     if status is not None and status.last_enqueued is not None:
@@ -231,7 +233,11 @@ def _timed_out_by_capture(entry: Collective, captured_at: float | None) -> bool:
 
 
 def _is_p2p(entry: Collective) -> bool:
-    if entry.is_p2p:
-        return True
-    op = entry.op.rsplit(":", 1)[-1]
-    return op in ("send", "recv", "recvAnysource", "recv_anysource")
+    return entry.is_p2p or _p2p_op(entry.op)
+
+
+@functools.lru_cache(maxsize=4096)
+def _p2p_op(op: str) -> bool:
+    """Whether `op` (`gloo:send`, `nccl:recv`) is point-to-point; a dump names a handful of ops
+    over thousands of entries, so each is split once."""
+    return op.rsplit(":", 1)[-1] in ("send", "recv", "recvAnysource", "recv_anysource")

@@ -196,13 +196,18 @@ def eval_retrieval(
     ] = False,
 ) -> None:
     """Leave-one-out nearest-incident class accuracy at k=1 and k=5."""
+    from denpex.cli import default_cache_dir
     from denpex.match.library import load_library
     from denpex.retrieval.evaluate import evaluate_retrieval
 
     with tempfile.TemporaryDirectory(prefix="denpex-eval-") as workdir:
         try:
             report = evaluate_retrieval(
-                corpus, workdir=Path(workdir), library=load_library(), embedder=_embedder()
+                corpus,
+                workdir=Path(workdir),
+                library=load_library(cache_dir=default_cache_dir()),
+                embedder=_embedder(),
+                cache_dir=default_cache_dir(),
             )
         except DenpexError as error:
             raise _fail(str(error)) from None
@@ -232,6 +237,7 @@ def eval_family_out(
     as_json: Annotated[bool, typer.Option("--json", help="every case as JSON")] = False,
 ) -> None:
     """Remove one signature family at a time; does retrieval still name the right class?"""
+    from denpex.cli import default_cache_dir
     from denpex.hybrid.family_out import evaluate_family_out
     from denpex.match.library import load_library
 
@@ -240,9 +246,10 @@ def eval_family_out(
             report = evaluate_family_out(
                 corpus,
                 workdir=Path(workdir),
-                library=load_library(),
+                library=load_library(cache_dir=default_cache_dir()),
                 embedder=_embedder(),
                 families=family,
+                cache_dir=default_cache_dir(),
             )
         except DenpexError as error:
             raise _fail(str(error)) from None

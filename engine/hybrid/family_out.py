@@ -122,11 +122,14 @@ def evaluate_family_out(
     embedder: Embedder,
     families: Sequence[str] | None = None,
     threshold: float = 0.6,
+    cache_dir: Path | None = None,
 ) -> FamilyOutReport:
+    """`cache_dir`: where the compiled scanner databases (the library less each family) are
+    kept between runs."""
     cases = load_corpora(corpora)
     recorder = scratch_path(workdir, embedder)
     try:
-        indexed = index_corpus(cases, recorder, library, threshold)
+        indexed = index_corpus(cases, recorder, library, threshold, cache_dir)
         answering = HybridPath(
             recorder.settings,
             store=recorder.store,
@@ -143,7 +146,7 @@ def evaluate_family_out(
             settled = [item for item in indexed if _settled_by(item, family)]
             if not settled:  # compiling the library without a family that settles nothing
                 continue  # would take seconds and change no answer
-            matcher = Matcher(library.without_families([family]))
+            matcher = Matcher(library.without_families([family]), cache_dir=cache_dir)
             for item in settled:
                 assert item.case.failure_class is not None
                 diagnosis = diagnose(

@@ -38,12 +38,16 @@ EARLY_LINES = 3
 LATE = 0.5
 LLM_WEIGHT = 0.6
 OVERRIDE_MARGIN = 0.15
-CALIBRATION = 2.0
-"""Fused scores are small (witnesses are weighed down); doubled, they match the share of right
-answers: expected calibration error 0.10 over the 147 best efforts of the family-out and
-unconfident cases of evals/corpus + evals/heldout (0.34 unscaled)."""
-MAX_CONFIDENCE = 0.95
-"""A best effort is never certain."""
+CALIBRATION = 3.0
+"""How fast confidence rises with the fused score (see `Candidate.confidence`): near zero it is
+CALIBRATION x score x the ceiling. Fitted on the 23 best efforts of the blind rounds 8 and 9
+(right 13 times), from their recorded confidences (those at the old cap taken as a score of
+0.5): expected calibration error about 0.04, against 0.16 for the earlier doubled score capped
+at 0.95, which was over-confident (6 right of 9 at 0.9 or more)."""
+MAX_CONFIDENCE = 0.8
+"""A best effort is never certain, and on failures nobody had labelled it is less sure than its
+fused score says: on the blind rounds 8 and 9 (evals/heldout, each case against its own copy of
+the seeded store) best efforts scored 0.9 or more were right 6 times in 9 (0.95 was the cap)."""
 CUES_ONLY_CONFIDENCE = 0.35
 """Words alone, with no rules candidate, past incident or model behind them, stay a hint."""
 UNKNOWN = "unknown"
@@ -89,7 +93,10 @@ class Candidate:
     @property
     def confidence(self) -> float:
         ceiling = MAX_CONFIDENCE if not self.cues_only else CUES_ONLY_CONFIDENCE
-        return round(min(self.score * CALIBRATION, ceiling), 3)
+        # Near zero this is CALIBRATION x score x ceiling; it approaches the ceiling only as the
+        # witnesses approach certainty, so agreeing witnesses still raise it.
+        rising = 1.0 - (1.0 - min(self.score, 1.0)) ** CALIBRATION
+        return round(min(ceiling * rising, ceiling), 3)
 
     @property
     def cues_only(self) -> bool:

@@ -46,11 +46,11 @@ class SourceContext:
     default_year: int
     srun_labelled: bool = False
     years_seen: set[int] = field(default_factory=set)
-    looked_at: dict[int, tuple[Attribution, Stamp]] = field(default_factory=dict, repr=False)
-    """Who printed, and the stamp of, the lines of `looked_in` read while looking for a stamp
-    to inherit: a log whose matched lines carry no stamp of their own (NCCL's INFO lines among
-    a trainer's) reads each neighbour once, not once per matched line near it."""
-    looked_in: bytes | None = field(default=None, repr=False)
+    line_stamps: tuple[bytes, dict[int, tuple[Attribution, Stamp]]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    """Who printed each line looked at in the current chunk, and its own timestamp (see
+    `_line_stamp`)."""
 
 
 def line_bounds(data: bytes, start: int) -> tuple[int, int]:
@@ -121,21 +121,25 @@ def _same_emitter(a: Attribution, b: Attribution) -> bool:
     return (a.rank, a.local_rank, a.pid) == (b.rank, b.local_rank, b.pid)
 
 
-def _looked_up(data: bytes, line_start: int, context: SourceContext) -> tuple[Attribution, Stamp]:
-    """Who printed the line of `data` at `line_start`, and its stamp (read once per chunk)."""
-    if context.looked_in is not data:
-        context.looked_in, context.looked_at = data, {}
-    found = context.looked_at.get(line_start)
+def _line_stamp(data: bytes, start: int, context: SourceContext) -> tuple[Attribution, Stamp]:
+    """Who printed the line of `data` at `start`, and its own timestamp; each line is parsed once
+    per chunk. Neighbouring lines without a timestamp look back over the same lines: on a log
+    whose matched lines are untimed chatter (NCCL INFO), each of thousands of look-backs read
+    200 lines again, most of a diagnosis's time."""
+    cache = context.line_stamps
+    if cache is None or cache[0] is not data:
+        cache = context.line_stamps = (data, {})
+    found = cache[1].get(start)
     if found is None:
-        prefixed = split(data[slice(*line_bounds(data, line_start))], context)
-        found = context.looked_at[line_start] = (prefixed.who, _stamp_of(prefixed, context))
+        prefixed = split(data[slice(*line_bounds(data, start))], context)
+        found = cache[1][start] = (prefixed.who, _stamp_of(prefixed, context))
     return found
 
 
 def _inherited_stamp(data: bytes, start: int, who: Attribution, context: SourceContext) -> Stamp:
     fallback = NO_STAMP
     for previous in _previous_line_starts(data, start, LOOKAROUND_LINES):
-        printed_by, stamp = _looked_up(data, previous, context)
+        printed_by, stamp = _line_stamp(data, previous, context)
         if not stamp.found:
             continue
         if _same_emitter(printed_by, who):
@@ -145,7 +149,7 @@ def _inherited_stamp(data: bytes, start: int, who: Attribution, context: SourceC
     if fallback.found:
         return fallback
     for following in _next_line_starts(data, start, LOOKAROUND_LINES // 4):
-        stamp = _looked_up(data, following, context)[1]
+        _, stamp = _line_stamp(data, following, context)
         if stamp.found:
             return stamp
     return NO_STAMP

@@ -9,17 +9,21 @@ in every diagnosis, with the overlay's version beside them when one is loaded.
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import json
+import io
 import os
+import pickle
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 from importlib import resources
 from pathlib import Path
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
+from denpex.bulk import paused_gc
 from denpex.errors import RulesError
 from denpex.match.backends import PatternSpec
 from denpex.match.keywords import required_literals
@@ -118,15 +122,28 @@ CATALOG_SUFFIX = "_cat"
 
 
 def signature_files(rules_dir: Path, include_catalogs: bool = True) -> list[Path]:
-    """Every `<family>/<name>.yaml`; hidden files and folders (an overlay's `.drafts/`) are not
-    signatures."""
-    return sorted(
-        p
-        for p in rules_dir.glob("*/*.yaml")
-        if not p.name.startswith(".")
-        and not p.parent.name.startswith(".")
-        and (include_catalogs or not p.parent.name.endswith(CATALOG_SUFFIX))
-    )
+    """Every `<family>/<name>.yaml`, in (family, name) order; hidden files and folders (an
+    overlay's `.drafts/`) are not signatures."""
+    return [rules_dir / family / name for family, name in _listing(rules_dir, include_catalogs)]
+
+
+def _listing(rules_dir: Path, include_catalogs: bool) -> list[tuple[str, str]]:
+    """(family, file name) of every signature file, sorted. With `os.scandir` and no `Path`
+    per file: globbing and sorting ten thousand paths cost a tenth of a second at every start."""
+    found: list[tuple[str, str]] = []
+    with os.scandir(rules_dir) as families:
+        for family in families:
+            if family.name.startswith(".") or not family.is_dir():
+                continue
+            if not include_catalogs and family.name.endswith(CATALOG_SUFFIX):
+                continue
+            with os.scandir(family.path) as names:
+                found.extend(
+                    (family.name, entry.name)
+                    for entry in names
+                    if entry.name.endswith(".yaml") and not entry.name.startswith(".")
+                )
+    return sorted(found)
 
 
 def load_signature(path: Path, rules_dir: Path) -> Signature:
@@ -159,6 +176,18 @@ def _digest(rules_dir: Path, version: str, files: list[Path]) -> str:
     return hasher.hexdigest()
 
 
+def _stat_key(rules_dir: Path, version: str, listing: list[tuple[str, str]]) -> str:
+    """What the files' names, sizes and modification times say about the library, without
+    reading them (Python trusts its `.pyc` files on the same evidence): the cache index maps
+    it to the content digest, which reading 10,000 files to hash them would cost a start-up."""
+    hasher = hashlib.sha256(f"{rules_dir}\0{version}".encode())
+    root = os.fspath(rules_dir)
+    for family, name in listing:  # a string per file, not a Path: see _listing
+        status = os.stat(f"{root}/{family}/{name}")  # noqa: PTH116
+        hasher.update(f"\0{family}/{name}\0{status.st_size}\0{status.st_mtime_ns}".encode())
+    return hasher.hexdigest()
+
+
 def _parse_all(rules_dir: Path, files: list[Path]) -> list[Signature]:
     signatures: list[Signature] = []
     seen: dict[str, Path] = {}
@@ -171,30 +200,128 @@ def _parse_all(rules_dir: Path, files: list[Path]) -> list[Signature]:
     return signatures
 
 
-def _cached(cache_dir: Path | None, digest: str) -> list[Signature] | None:
+_CACHE_FORMAT = 2
+"""Raised when what the cache holds changes shape; an older cache file is then not read."""
+
+
+def _cache_file(cache_dir: Path, digest: str) -> Path:
+    """Where the parsed library of `digest` is kept. The name also holds the schema the
+    signatures were validated against (this package's signature models and taxonomy): loading
+    from the cache does not validate again, so a changed schema must not find an old file."""
+    return cache_dir / f"library-{digest}-{_schema_key()}.pickle"
+
+
+@functools.cache
+def _schema_key() -> str:
+    from denpex.match import signature
+
+    hasher = hashlib.sha256(str(_CACHE_FORMAT).encode())
+    hasher.update(Path(signature.__file__).read_bytes())
+    hasher.update(resources.files("denpex").joinpath("taxonomy.yaml").read_bytes())
+    return hasher.hexdigest()[:16]
+
+
+def _cached(cache_dir: Path | None, digest: str) -> _Parsed | None:
     if cache_dir is None:
         return None
     try:
-        raw = json.loads((cache_dir / f"library-{digest}.json").read_text(encoding="utf-8"))
-        return [Signature.model_validate(item) for item in raw]
-    except (OSError, ValueError, ValidationError):
+        data = _cache_file(cache_dir, digest).read_bytes()
+        parsed = _SignatureUnpickler(io.BufferedReader(io.BytesIO(data))).load()
+    except (OSError, *_DAMAGED):
         return None  # a missing or damaged cache is rebuilt, never trusted
+    if not (isinstance(parsed, _Parsed) and parsed.format == _CACHE_FORMAT):
+        return None
+    return parsed
 
 
-def _store(cache_dir: Path | None, digest: str, signatures: list[Signature]) -> None:
+def _store(cache_dir: Path | None, digest: str, parsed: _Parsed) -> None:
     if cache_dir is None:
         return
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
-        target = cache_dir / f"library-{digest}.json"
+        target = _cache_file(cache_dir, digest)
         temporary = target.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(
-            json.dumps([s.model_dump(mode="json", exclude_defaults=True) for s in signatures]),
-            encoding="utf-8",
-        )
+        temporary.write_bytes(pickle.dumps(parsed, protocol=5))
         temporary.replace(target)
     except OSError:
         pass  # caching is an optimisation; a read-only home must not stop a diagnosis
+
+
+def _indexed_digest(cache_dir: Path | None, key: str) -> str | None:
+    if cache_dir is None:
+        return None
+    try:
+        digest = (cache_dir / f"library-index-{key}").read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return digest if len(digest) == 64 and all(c in "0123456789abcdef" for c in digest) else None
+
+
+def _index(cache_dir: Path | None, key: str, digest: str) -> None:
+    if cache_dir is None:
+        return
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        target = cache_dir / f"library-index-{key}"
+        temporary = target.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(digest, encoding="ascii")
+        temporary.replace(target)
+    except OSError:
+        pass
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    """What the cache keeps of a parsed library: validated signatures and each pattern's derived
+    keywords (deriving them parses every regex again: a second per 10,000 signatures)."""
+
+    format: int
+    signatures: list[Signature]
+    derived: dict[str, tuple[str, ...]]
+
+
+class _SignatureUnpickler(pickle.Unpickler):
+    """Loads signatures only: the models and enumerations of `denpex.match.signature` and the
+    taxonomy, and `_Parsed`; any other name is refused. The cache is this program's own file,
+    but sitting in a cache folder does not make a file trusted to run code."""
+
+    def find_class(self, module: str, name: str) -> type:
+        found = _cacheable_classes().get((module, name))
+        if found is None:
+            raise pickle.UnpicklingError(f"the library cache names {module}.{name}")
+        return found
+
+
+@functools.cache
+def _cacheable_classes() -> dict[tuple[str, str], type]:
+    from denpex import taxonomy
+    from denpex.match import signature
+
+    found: dict[tuple[str, str], type] = {(__name__, _Parsed.__name__): _Parsed}
+    for module in (signature, taxonomy):
+        for name, value in vars(module).items():
+            if (
+                isinstance(value, type)
+                and value.__module__ == module.__name__
+                and issubclass(value, BaseModel | Enum)
+            ):
+                found[(module.__name__, name)] = value
+    return found
+
+
+_DAMAGED = (
+    pickle.UnpicklingError,
+    EOFError,
+    ValueError,
+    TypeError,
+    AttributeError,
+    IndexError,
+    KeyError,
+    MemoryError,
+    RecursionError,
+    UnicodeDecodeError,
+)
+"""What unpickling a truncated or altered cache file raises."""
 
 
 def load_library(
@@ -211,7 +338,8 @@ def load_library(
     there under the library's digest, so later loads skip parsing YAML. Without
     `include_catalogs`, only the hand-written families are loaded. With `overlay_dir`, the
     overlay's signatures (`load_overlay`) are added, and its version joins the label."""
-    library = _load_one(rules_dir, include_experimental, cache_dir, include_catalogs)
+    with paused_gc():  # some 500,000 objects, none in a reference cycle
+        library = _load_one(rules_dir, include_experimental, cache_dir, include_catalogs)
     if overlay_dir is None or not (overlay_dir / "VERSION").is_file():
         return library
     overlay = load_overlay(overlay_dir, include_experimental=include_experimental)
@@ -234,19 +362,36 @@ def _load_one(
     if not rules_dir.is_dir():
         raise RulesError(f"rules directory {rules_dir} does not exist")
     version = _read_version(rules_dir)
-    files = signature_files(rules_dir, include_catalogs)
-    digest = _digest(rules_dir, version, files)
-    signatures = _cached(cache_dir, digest)
-    if signatures is None:
-        signatures = _parse_all(rules_dir, files)
-        _store(cache_dir, digest, signatures)
+    listing = _listing(rules_dir, include_catalogs)
+    key = _stat_key(rules_dir, version, listing) if cache_dir is not None else ""
+    digest = _indexed_digest(cache_dir, key)
+    parsed = _cached(cache_dir, digest) if digest is not None else None
+    if parsed is None:
+        files = [rules_dir / family / name for family, name in listing]
+        digest = _digest(rules_dir, version, files)
+        parsed = _cached(cache_dir, digest)
+        if parsed is None:
+            signatures = _parse_all(rules_dir, files)
+            parsed = _Parsed(_CACHE_FORMAT, signatures, _derived_keywords(signatures))
+            _store(cache_dir, digest, parsed)
+        _index(cache_dir, key, digest)
     active = [
         s
-        for s in signatures
+        for s in parsed.signatures
         if s.status is not Maturity.deprecated
         and (include_experimental or s.status is not Maturity.experimental)
     ]
-    return _assemble(version, active, digest)
+    return _assemble(version, active, digest, derived=parsed.derived)
+
+
+def _derived_keywords(signatures: list[Signature]) -> dict[str, tuple[str, ...]]:
+    """The required literals of every pattern that states no keywords, by regex."""
+    return {
+        p.regex: tuple(required_literals(p.regex))
+        for s in signatures
+        for p in s.patterns
+        if not p.keywords
+    }
 
 
 def library_of(signatures: Iterable[Signature], version: str = "draft") -> Library:
@@ -259,8 +404,15 @@ def library_of(signatures: Iterable[Signature], version: str = "draft") -> Libra
 
 
 def _assemble(
-    version: str, signatures: list[Signature], digest: str, overlay: str | None = None
+    version: str,
+    signatures: list[Signature],
+    digest: str,
+    overlay: str | None = None,
+    *,
+    derived: dict[str, tuple[str, ...]] | None = None,
 ) -> Library:
+    """The library of `signatures`; `derived`: required literals already worked out, by regex."""
+    derived = derived or {}
     refs = tuple(
         PatternRef(
             signature=s,
@@ -268,7 +420,8 @@ def _assemble(
             spec=PatternSpec(
                 regex=p.regex,
                 caseless=p.caseless,
-                keywords=tuple(p.keywords or required_literals(p.regex)),
+                keywords=tuple(p.keywords)
+                or (derived[p.regex] if p.regex in derived else tuple(required_literals(p.regex))),
             ),
         )
         for s in signatures

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from denpex.errors import RulesError
+from denpex.events import Match
 from denpex.match.backends import PatternSpec, available_backends, make_scanner
 from denpex.match.keywords import required_literals
 from denpex.match.library import (
@@ -154,6 +155,20 @@ def _keyword_problems(signature: Signature) -> list[Problem]:
     return problems
 
 
+def scan_winners(matches: list[Match]) -> list[Match]:
+    """Of all the signatures confirmed on each line (`scan_texts(keep_all=True)`), those a scan
+    keeps: on each line, in each pattern group (context or not), the highest priority."""
+    top: dict[tuple[bool, int], int] = {}
+    for match in matches:
+        key = (match.signature.role is Role.context, match.event.line)
+        top[key] = max(top.get(key, match.signature.priority), match.signature.priority)
+    return [
+        m
+        for m in matches
+        if m.signature.priority == top[(m.signature.role is Role.context, m.event.line)]
+    ]
+
+
 def example_problems(
     library: Library,
     backend: str,
@@ -177,7 +192,7 @@ def example_problems(
             owners.append((signature, None))
             texts.append(line)
     every = matcher.scan_texts(texts, keep_all=True)
-    winning = matcher.scan_texts(texts)
+    winning = [scan_winners(found) for found in every]  # no second scan in either backend
     problems: list[Problem] = []
     for (signature, example), text, all_hits, winners in zip(
         owners, texts, every, winning, strict=True

@@ -133,15 +133,23 @@ class _Confirmer:
 
 
 class _PatternGroup:
-    """Patterns scanned together: one scanner database and a confirmer per pattern."""
+    """Patterns scanned together: one scanner database and a confirmer per pattern, compiled
+    when the scanner first finds the pattern's candidate line (a library holds 10,000 regexes;
+    a log meets a few dozen of them)."""
 
     def __init__(
         self, refs: list[PatternRef], backend: str, thin: bool, cache_dir: Path | None
     ) -> None:
         self.scanner = make_scanner([ref.spec for ref in refs], backend, cache_dir)
         self.thin = thin
-        self.confirmers = [
-            _Confirmer(
+        self.refs = refs
+        self._confirmers: list[_Confirmer | None] = [None] * len(refs)
+
+    def confirmer(self, index: int) -> _Confirmer:
+        confirmer = self._confirmers[index]
+        if confirmer is None:  # two threads may both compile it; either result is the same
+            ref = self.refs[index]
+            confirmer = self._confirmers[index] = _Confirmer(
                 ref=ref,
                 regex=_compiled(ref.spec.regex, _flags(ref.spec.caseless)),
                 nearby=tuple(
@@ -153,8 +161,7 @@ class _PatternGroup:
                     for n in ref.pattern.nearby
                 ),
             )
-            for ref in refs
-        ]
+        return confirmer
 
 
 class Matcher:
@@ -414,7 +421,7 @@ def _confirmed(
 ) -> list[tuple[PatternRef, int, dict[str, str]]]:
     hits: dict[str, tuple[PatternRef, int, dict[str, str]]] = {}
     for index in pattern_indexes:
-        confirmer = group.confirmers[index]
+        confirmer = group.confirmer(index)
         found = confirmer.regex.search(text)
         if found is None or confirmer.ref.signature.id in hits:
             continue

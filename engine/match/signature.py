@@ -99,6 +99,17 @@ class Agreement(_Strict):
         description="captures naming the same event in every process (an opCount); none: the "
         "line states something once per process",
     )
+    distinct: bool = Field(
+        False,
+        description="the values must instead differ between processes (the global rank each "
+        "process claims, once per process): the finding is a value claimed twice while others "
+        "of the job go unclaimed",
+    )
+    size: str | None = Field(
+        None,
+        description="with distinct: the capture stating how many values the job has (its world "
+        "size), which the claims must cover",
+    )
 
 
 class SourceRef(_Strict):
@@ -201,6 +212,12 @@ class Signature(_Strict):
         return self.origin == "catalog"
 
     @property
+    def fallback(self) -> bool:
+        """A generic fallback (any uncaught exception, a bare traceback): it speaks only when
+        nothing more specific does."""
+        return not self.generated and self.priority <= GENERIC_MAX_PRIORITY
+
+    @property
     def tentative(self) -> bool:
         """Generated from an emitter's source with an unclear class: it never outranks a
         hand-written signature's finding."""
@@ -238,7 +255,10 @@ class Signature(_Strict):
         if self.role is not Role.context or self.failure_class is None:
             raise ValueError("an agreement is a context line with the class a difference means")
         named = set().union(*(re.compile(p.regex).groupindex for p in self.patterns))
-        missing = {*self.agreement.values, *self.agreement.key} - named
+        if self.agreement.distinct and self.agreement.size is None:
+            raise ValueError("a distinct agreement names the capture of the job's size")
+        size = [self.agreement.size] if self.agreement.size else []
+        missing = {*self.agreement.values, *self.agreement.key, *size} - named
         if missing:
             raise ValueError(f"agreement names captures no pattern has: {sorted(missing)}")
         return self

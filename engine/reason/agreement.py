@@ -10,7 +10,8 @@ A process is its rank when the line or its prefix states one, else its host and 
 input it came from. For events keyed by a sequence (an opCount), the earliest key that two or
 more processes share and disagree on is the finding: later ones are often its consequence. The
 origin is named only when one process alone differs from at least two that agree; a split with
-no odd one out names no origin.
+no odd one out names no origin. A `distinct` agreement turns this around for values each process
+claims alone (its global rank): one claimed twice while others go unclaimed is the finding.
 """
 
 from __future__ import annotations
@@ -76,7 +77,6 @@ def _first_disagreement(
 def _hypothesis(variants: dict[Values, list[Match]], names: Sequence[str]) -> Hypothesis:
     ordered = sorted(variants.items(), key=lambda item: len(item[1]))
     (odd_values, odd), (common_values, common) = ordered[0], ordered[-1]
-    signature = odd[0].signature
     sides = "; ".join(
         f"{', '.join(_described(_process(m)) for m in group)}: {_values_text(names, values)}"
         for values, group in sorted(variants.items(), key=lambda item: -len(item[1]))
@@ -103,6 +103,18 @@ def _hypothesis(variants: dict[Values, list[Match]], names: Sequence[str]) -> Hy
             "bug is for the code or the configuration to say",
         )
     roots = [*odd, *(m for values, group in ordered[1:] for m in group[:1])]
+    return _finding_of(
+        roots,
+        finding or Finding(None, "undetermined", reason=f"the processes split evenly: {sides}"),
+        originating,
+    )
+
+
+def _finding_of(
+    roots: list[Match], finding: Finding, originating: Attribution | None = None
+) -> Hypothesis:
+    """The hypothesis an agreement signature's lines stand for, with what they say of the rank."""
+    signature = roots[0].signature
     times = [m.event.time for m in roots if m.event.time is not None]
     return Hypothesis(
         failure_class=signature.failure_class or "unknown",
@@ -111,19 +123,59 @@ def _hypothesis(variants: dict[Values, list[Match]], names: Sequence[str]) -> Hy
         prior=signature.confidence,
         originating=originating,
         first_seen=min(times) if times else None,
-        finding=finding
-        or Finding(None, "undetermined", reason=f"the processes split evenly: {sides}"),
+        finding=finding,
+    )
+
+
+def _duplicate_claims(matches: Sequence[Match]) -> Hypothesis | None:
+    """Values each process must claim alone (its global rank), claimed twice while values of
+    the job go unclaimed: two processes took the same identity (a launcher started more
+    processes per node than it told them, or two nodes computed the same ranks). A restarted
+    job claims every value again, so it is not taken for this: some value must be missing."""
+    agreement = matches[0].signature.agreement
+    assert agreement is not None and agreement.size is not None
+    claims: dict[Values, list[Match]] = defaultdict(list)
+    sizes: set[int] = set()
+    for match in matches:
+        claims[tuple(match.captures.get(n, "") for n in agreement.values)].append(match)
+        if (size := identifier(match.captures.get(agreement.size))) is not None:
+            sizes.add(size)
+    if len(sizes) != 1:
+        return None
+    size = sizes.pop()
+    twice = sorted(values for values, lines in claims.items() if len(lines) > 1)
+    if not twice or len(claims) >= size or len(matches) < size:
+        return None
+    names = agreement.values
+    claimed = ", ".join(_values_text(names, v) for v in twice)
+    roots = [lines[0] for values, lines in sorted(claims.items()) if values in twice]
+    return _finding_of(
+        roots,
+        Finding(
+            None,
+            "undetermined",
+            reason=f"{len(matches)} claims for a job of {size}: {claimed} claimed more than "
+            f"once, {size - len(claims)} value(s) never claimed; the whole launch is at fault, "
+            "not one process",
+        ),
     )
 
 
 def disagreements(matches: Sequence[Match]) -> list[Hypothesis]:
-    """A hypothesis per agreement signature whose processes printed different values."""
+    """A hypothesis per agreement signature whose processes printed different values (or, for
+    a `distinct` one, the same value twice while others of the job went unclaimed)."""
     by_signature: dict[str, list[Match]] = defaultdict(list)
     for match in matches:
         if match.signature.agreement is not None:
             by_signature[match.signature.id].append(match)
     found = []
     for group in by_signature.values():
+        agreement = group[0].signature.agreement
+        assert agreement is not None
+        if agreement.distinct:
+            if (duplicated := _duplicate_claims(group)) is not None:
+                found.append(duplicated)
+            continue
         disagreement = _first_disagreement(group)
         if disagreement is not None:
             found.append(_hypothesis(*disagreement))

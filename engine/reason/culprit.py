@@ -26,6 +26,7 @@ from denpex.reason.origin import (
     narrow,
     odd_one_out,
     ranks_in,
+    split_calls,
 )
 from denpex.taxonomy import Relay, divergent_calls_class, traits
 
@@ -82,14 +83,19 @@ class Culprit:
                 "no root-cause record names where it began"
             )
         if self.relay is Relay.peer:
+            lost = (
+                f"ranks {waiting} lost their connection to a peer"
+                if self.waiting
+                else "a process lost its connection to a peer (no line names its rank)"
+            )
             if not self.suspects:
                 return (
-                    f"ranks {waiting} lost their connection to a peer and no rank is in "
-                    "evidence as the one that died; the evidence does not determine it"
+                    f"{lost} and no rank is in evidence as the one that died; the evidence "
+                    "does not determine it"
                 )
             return (
-                f"ranks {waiting} lost their connection to a peer; rank(s) "
-                f"{_ranks(self.suspects)} reported nothing and are the likely dead peer(s)"
+                f"{lost}; rank(s) {_ranks(self.suspects)} reported nothing and are the likely "
+                "dead peer(s)"
             )
         if not self.suspects:
             return (
@@ -111,6 +117,8 @@ def infer_culprit(matches: Sequence[Match]) -> Culprit | None:
     symptoms = [m for m in matches if m.role is Role.symptom]
     if not symptoms:
         return None
+    specific = [m for m in symptoms if not m.signature.fallback]
+    symptoms = specific or symptoms
     named = _named(symptoms)
     if named is not None:
         return named
@@ -246,6 +254,9 @@ def _from_timeouts(timeouts: list[Match], matches: Sequence[Match]) -> Culprit:
     if odd is not None:
         # Ranks waiting in different collectives: the stall is a mismatch of calls.
         return _with_finding(replace(culprit, failure_class=divergent_calls_class()), odd)
+    split = split_calls(timeouts)
+    if split is not None:
+        return _with_finding(replace(culprit, failure_class=divergent_calls_class()), split)
     finding = narrow(absent_from_symptoms(waiting, matches, Relay.waiting), timeouts, matches)
     return _with_finding(culprit, finding)
 

@@ -34,9 +34,11 @@ from denpex.reason.origin import (
     Finding,
     absent_from_symptoms,
     basis_of,
+    failed_on_its_own,
     narrow,
     pid_join,
     ranks_in,
+    single_process,
 )
 from denpex.taxonomy import Relay, can_cause
 
@@ -142,13 +144,15 @@ def _absorb_consequences(hypotheses: list[Hypothesis], job: JobShape) -> list[Hy
 
 
 def _rank(hypotheses: list[Hypothesis]) -> list[Hypothesis]:
+    # Among findings at the same point (or untimed), a generic fallback (any uncaught
+    # exception) yields to a specific one, whatever their priors.
     timed = sorted((h for h in hypotheses if h.first_seen is not None), key=_time)
-    untimed = sorted((h for h in hypotheses if h.first_seen is None), key=lambda h: -h.prior)
+    untimed = sorted((h for h in hypotheses if h.first_seen is None), key=_specific_first)
     ranked: list[Hypothesis] = []
     while timed:
         leader_time = _time(timed[0])
         ties = [h for h in timed if _time(h) - leader_time <= TIE_WINDOW_S]
-        ranked.extend(sorted(ties, key=lambda h: -h.prior))
+        ranked.extend(sorted(ties, key=_specific_first))
         timed = [h for h in timed if h not in ties]
     ordered = [*ranked, *untimed]
     settled = [h for h in ordered if not _tentative(h)]
@@ -157,6 +161,14 @@ def _rank(hypotheses: list[Hypothesis]) -> list[Hypothesis]:
 
 def _tentative(hypothesis: Hypothesis) -> bool:
     return bool(hypothesis.roots) and all(m.signature.tentative for m in hypothesis.roots)
+
+
+def _fallback(hypothesis: Hypothesis) -> bool:
+    return bool(hypothesis.roots) and all(m.signature.fallback for m in hypothesis.roots)
+
+
+def _specific_first(hypothesis: Hypothesis) -> tuple[bool, float]:
+    return (_fallback(hypothesis), -hypothesis.prior)
 
 
 def _time(hypothesis: Hypothesis) -> float:
@@ -343,7 +355,11 @@ def _inferred(
         )
     if not hypothesis.roots:
         return Finding(None, "undetermined", reason="no line in evidence names a rank")
-    finding = pid_join(hypothesis.roots, matches)
+    finding = pid_join(hypothesis.roots, matches) or single_process(matches)
+    if finding is None and all(
+        m.event.rank is None and m.signature.traits.locates_origin for m in hypothesis.roots
+    ):
+        finding = failed_on_its_own(matches)
     if finding is None and any(_one_process(m) for m in hypothesis.roots):
         relayed = [m for m in symptoms if m.signature.traits.relay in (Relay.peer, Relay.waiting)]
         reporters = ranks_in(relayed)

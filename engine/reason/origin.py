@@ -13,6 +13,9 @@ Every mechanism compares what several ranks printed; none reads the wording of o
   world size the evidence states (or, thinner, the ranks seen);
 - **first_divergence**: of the ranks that may be behind, one stopped reporting progress
   (steps, iterations) before the others;
+- **launcher_report**: an error names no rank, and a launcher reports exactly one rank
+  exiting with an error code of its own (the others stopped by its signal);
+- **single_process**: the evidence states a world size of 1: the one process is rank 0;
 - **silent_end**: of those ranks, one's output ends well before its peers report the failure.
 
 Precision comes first: a mechanism names a rank only when the evidence leaves exactly one; when
@@ -33,6 +36,7 @@ from denpex.ingest.attribution import attribution_from_path, split_prefixes
 from denpex.ingest.numbers import identifier
 from denpex.models import RankBasis
 from denpex.taxonomy import Relay
+from denpex.timeline.identity import world_size_from_ranks
 
 WORLD_SIZE_CAPTURE = "world_size"
 MAX_WORLD_SIZE = 1 << 20
@@ -89,6 +93,24 @@ def stated_world_size(matches: Sequence[Match]) -> int | None:
     size = max(stated)
     seen = ranks_in(matches)
     return size if not seen or max(seen) < size else None
+
+
+def single_process(matches: Sequence[Match]) -> Finding | None:
+    """Rank 0, when the evidence states a world size of 1 and names no other rank: a job of one
+    process failed in that process."""
+    sizes = {identifier(m.captures.get(WORLD_SIZE_CAPTURE)) for m in matches}
+    sizes.discard(None)
+    if sizes != {1} or ranks_in(matches) - {0}:
+        return None
+    stated = next(m for m in matches if identifier(m.captures.get(WORLD_SIZE_CAPTURE)) == 1)
+    return Finding(
+        0,
+        "single_process",
+        RankBasis.inferred,
+        f"the job has one process (world size 1, stated at {stated.event.source}:"
+        f"{stated.event.line})",
+        "",
+    )
 
 
 def ranks_in(matches: Iterable[Match]) -> set[int]:
@@ -152,6 +174,34 @@ def _same_host(a: Match, b: Match) -> bool:
     return a.event.host is None or b.event.host is None or a.event.host == b.event.host
 
 
+EXIT_CODE_CAPTURE = "exitcode"
+_MAX_EXIT_CODE = 255
+
+
+def failed_on_its_own(matches: Sequence[Match]) -> Finding | None:
+    """The one rank a launcher reports exiting with an error code of its own (exit status 1-255,
+    not a signal), when it reports no other rank so: where an error that names no rank was most
+    likely printed. Ranks a launcher stops after the first failure exit by its signal (negative
+    codes), so they do not count against it."""
+    failed: dict[int, Match] = {}
+    for match in matches:
+        code = identifier(match.captures.get(EXIT_CODE_CAPTURE))
+        if match.event.rank is None or code is None or not 0 < code <= _MAX_EXIT_CODE:
+            continue
+        failed.setdefault(match.event.rank, match)
+    if len(failed) != 1:
+        return None
+    rank, report = next(iter(failed.items()))
+    return Finding(
+        rank,
+        "launcher_report",
+        RankBasis.launcher,
+        f"{report.signature_id} reports rank {rank} alone exiting with an error of its own",
+        "the error line itself names no rank: it is taken to be the failed worker's",
+        thin=True,
+    )
+
+
 # --- across ranks -------------------------------------------------------------------------------
 
 
@@ -199,6 +249,43 @@ def odd_one_out(symptoms: Sequence[Match]) -> Finding | None:
         "the rank whose call differs is where the programs diverged; which side holds the bug "
         "is for the code to say",
     )
+
+
+def split_calls(symptoms: Sequence[Match]) -> Finding | None:
+    """Ranks stuck at the same collective sequence number in different calls (another op, size
+    or dtype) with no lone odd one: the ranks issued different collectives, and which side
+    diverged is not in evidence."""
+    at_seq: dict[str, dict[int, dict[str, str]]] = defaultdict(dict)
+    for match in symptoms:
+        seq, rank = match.captures.get("seq"), match.event.rank
+        if seq is None or rank is None:
+            continue
+        # A rooted collective (gather, scatter) legitimately sizes its output by rank.
+        fingerprint = {
+            n: v
+            for n in _FINGERPRINT
+            if n != "numel_out" and (v := match.captures.get(n)) is not None
+        }
+        at_seq[seq].setdefault(rank, fingerprint)
+    for seq, by_rank in at_seq.items():
+        if len(by_rank) < 2:
+            continue
+        shared = set.intersection(*(set(f) for f in by_rank.values()))
+        differing = [n for n in sorted(shared) if len({f[n] for f in by_rank.values()}) > 1]
+        if not differing:
+            continue
+        sides = "; ".join(
+            f"rank {rank}: " + ", ".join(f"{n} {by_rank[rank][n]}" for n in differing)
+            for rank in sorted(by_rank)
+        )
+        return Finding(
+            None,
+            "undetermined",
+            candidates=tuple(sorted(by_rank)),
+            reason=f"at SeqNum {seq} the ranks wait in different collectives ({sides}): they "
+            "issued different calls, and no lone rank differs from the others",
+        )
+    return None
 
 
 def last_steps(matches: Sequence[Match]) -> dict[int, int]:
@@ -262,13 +349,20 @@ def absent_from_symptoms(
     reporters: set[int], matches: Sequence[Match], relay: Relay | None
 ) -> Finding:
     """The ranks of the job that did not report a symptom every other rank reports."""
+    if not reporters:
+        return Finding(None, "undetermined", reason="no line says which rank reported the symptom")
     world = stated_world_size(matches)
     seen = ranks_in(matches)
     job = set(range(world)) if world is not None else seen
     missing = sorted(job - reporters)
     what = "lost a peer" if relay is Relay.peer else "timed out waiting"
     known = f"world size {world}, stated in the logs" if world else "the ranks seen in the logs"
-    if len(missing) == 1 and reporters:
+    # Ranks count from 0, so rank k in evidence means ranks 0..k exist even when they printed
+    # nothing. Such a rank is possible, never named: an excerpt that stops early leaves out
+    # ranks that did reach the collective just as often as one that never did.
+    implied = world_size_from_ranks(seen) if world is None else None
+    unseen = sorted(set(range(implied)) - seen) if implied is not None else []
+    if len(missing) == 1 and reporters and not unseen:
         rank = missing[0]
         thin = world is None
         return Finding(
@@ -281,6 +375,15 @@ def absent_from_symptoms(
             if thin
             else "a rank that reported nothing may also have had its output lost",
             thin=thin,
+        )
+    if unseen and reporters:
+        return Finding(
+            None,
+            "undetermined",
+            candidates=tuple(sorted({*missing, *unseen})),
+            reason=f"ranks {_ranks(reporters)} {what}; rank(s) {_ranks(unseen)} exist (ranks "
+            f"count from 0 and rank {max(seen)} is in evidence) but left no line, so whether "
+            "they reached the same point is not in evidence",
         )
     reason = (
         f"ranks {_ranks(reporters)} {what}; of the job ({known}), ranks {_ranks(missing)} did "

@@ -229,7 +229,8 @@ def to_root_cause(
         rank_finding = RankFinding(
             mechanism=finding.mechanism if named is not None else "undetermined",
             basis=finding.basis if named is not None else None,
-            evidence=finding.evidence if named is not None else "",
+            # Undetermined: the reason no rank is named is what the finding rests on.
+            evidence=finding.evidence if named is not None else finding.reason,
             caveat=finding.caveat if named is not None else "",
         )
         if named is not None and finding.basis == "inferred" and finding.caveat:

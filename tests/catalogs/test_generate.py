@@ -6,12 +6,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+from pydantic import ValidationError
+
 from catalogs.core.csource import find_calls
 from catalogs.core.generate import (
     Catalog,
     build_signatures,
     classify,
     merge_releases,
+    merge_rewordings,
     release_range,
 )
 from catalogs.core.mapping import Mapping
@@ -182,3 +186,82 @@ def test_writing_twice_is_byte_identical_and_the_lock_reads_back(tmp_path: Path)
     assert {p.name: p.read_bytes() for p in (tmp_path / "nccl_cat").iterdir()} == first
     lock = read_lock(tmp_path / "nccl_cat" / "CATALOG.json", "nccl")
     assert sorted(m.text for m in lock["2.19"]) == sorted(FORMATS["2.19"])
+
+
+REWORDED_SPEC = SourceSpec.model_validate(
+    {
+        "emitter": "nccl",
+        "repo": "https://github.com/NVIDIA/nccl",
+        "releases": [
+            {"line": "2.4", "ref": "v2.4.8-1"},
+            {"line": "2.12", "ref": "v2.12.12-1"},
+            {"line": "2.18", "ref": "v2.18.6-1"},
+        ],
+        "line_template": "gpu-017:20315:20402 [3] {path}:{line} NCCL {level} {message}",
+        "file_prefix": "src/",
+    }
+)
+
+
+def _reworded_catalog(found: dict[str, list[str]]) -> Catalog:
+    messages = {line: [_message(text, line) for text in texts] for line, texts in found.items()}
+    entries = merge_releases(messages, REWORDED_SPEC.line_names())
+    classify(entries, REWORDED_SPEC, MAPPING)
+    merge_rewordings(entries, REWORDED_SPEC)
+    refs = {r.line: r.ref for r in REWORDED_SPEC.releases}
+    signatures = build_signatures(entries, REWORDED_SPEC, MAPPING, refs)
+    return Catalog("nccl", "nccl_cat", REWORDED_SPEC.line_names(), refs, entries, signatures)
+
+
+def test_a_reworded_message_keeps_one_signature_over_all_its_releases(tmp_path: Path) -> None:
+    # nccl: src/include/socket.h up to 2.12, src/misc/socket.cc from 2.18
+    catalog = _reworded_catalog(
+        {
+            "2.4": ["Net : Socket creation failed : %s"],
+            "2.12": ["Net : Socket creation failed : %s"],
+            "2.18": ["ncclSocketInit: Socket creation failed : %s"],
+        }
+    )
+    [signature] = catalog.signatures
+    assert signature["releases"] == ">=2.4,<=2.18"
+    assert signature["patterns"] == [{"regex": "Socket creation failed :"}]
+    assert signature["source"]["format"] == "ncclSocketInit: Socket creation failed : %s"
+    lines = [example["line"] for example in signature["examples"]["match"]]
+    assert [line.split(" WARN ")[1].rsplit(" : ", 1)[0] for line in lines] == [
+        "ncclSocketInit: Socket creation failed",
+        "Net : Socket creation failed",
+    ]
+    write_catalog(catalog, tmp_path)
+    (tmp_path / "VERSION").write_text("0.0.1\n")
+    [path] = (tmp_path / "nccl_cat").glob("*.yaml")
+    assert load_signature(path, tmp_path).releases == ">=2.4,<=2.18"
+
+
+def test_wordings_printed_side_by_side_are_different_messages() -> None:
+    # nccl 2.30 prints both (src/plugin/gin.cc, src/plugin/net.cc): two messages, not one
+    # reworded, so each keeps its own signature though they differ in one word
+    catalog = _reworded_catalog(
+        {
+            "2.18": [
+                "trying to access the number of devices of an uninitialized ginPlugin[%d]",
+                "trying to access the number of devices of an uninitialized netPlugin[%d]",
+            ]
+        }
+    )
+    assert len(catalog.signatures) == 2
+
+
+def test_an_anchor_pattern_must_match_the_anchor_it_stands_for() -> None:
+    base = {
+        "emitter": "nccl",
+        "repo": "https://github.com/NVIDIA/nccl",
+        "releases": [{"line": "2.18", "ref": "v2.18.6-1"}],
+        "anchors": {"WARN": "NCCL WARN "},
+    }
+    spec = SourceSpec.model_validate(
+        base | {"anchor_patterns": {"WARN": r"(?:NCCL |\[\d{1,5}\] [^ ]+:\d+ )WARN "}}
+    )
+    assert spec.anchor_pattern_for("WARN").endswith("WARN ")
+    assert spec.anchor_pattern_for("INFO") == ""
+    with pytest.raises(ValidationError, match="does not match its anchor"):
+        SourceSpec.model_validate(base | {"anchor_patterns": {"WARN": r"\[\d+\] WARN "}})

@@ -10,7 +10,15 @@ import re
 
 import pytest
 
-from catalogs.core.pattern import TOO_GENERIC, Unsafe, compile_problems, convert, parse
+from catalogs.core.pattern import (
+    TOO_GENERIC,
+    Unsafe,
+    compile_problems,
+    convert,
+    parse,
+    shared_part,
+    shared_pattern,
+)
 from catalogs.core.render import render_message, value_rules
 from denpex.match.keywords import required_literals
 
@@ -166,3 +174,80 @@ def test_rendered_example_matches_its_own_pattern_with_realistic_values() -> Non
     text, _ = render_message(convert("Cuda failure '%s'", "printf", anchor="W ").line, rules)
     assert text == "Cuda failure 'an illegal memory access was encountered'"
     assert captures == {}
+
+
+def test_an_anchor_regex_also_accepts_the_prefix_without_the_emitters_name() -> None:
+    # nccl src/os/linux_socket_pair.cc; some builds print "WARN" without "NCCL " after the
+    # same "[dev] file:line " prefix
+    anchor_regex = r"(?:NCCL |\[\d{1,5}\] [^ ]+:\d+ )WARN "
+    converted = convert(
+        "close failed: %s", "printf", anchor="NCCL WARN ", anchor_regex=anchor_regex
+    )
+    assert converted.regex == anchor_regex + "close failed:"
+    assert converted.pieces == ("NCCL WARN close failed:",)  # titles keep the literal prefix
+    assert _search(converted.regex, "gpu-017:20315:20402 [3] NCCL WARN close failed: Bad fd")
+    assert _search(converted.regex, "e66aa18dc444:3171:3171 [0] os/x.cc:12 WARN close failed: x")
+    assert not _search(converted.regex, "12:00:01 WARN close failed: x")
+
+
+def test_two_wordings_share_the_words_both_print() -> None:
+    # nccl src/include/socket.h (v2.4.8-1) and src/misc/socket.cc (v2.18.6-1): only the
+    # leading tag changed
+    old = convert("Net : Socket creation failed : %s", "printf")
+    new = convert("ncclSocketInit: Socket creation failed : %s", "printf")
+    shared = shared_pattern([old, new], 0.5)
+    assert shared.regex == "Socket creation failed :"
+    for line in (
+        "[0] include/socket.h:322 NCCL WARN Net : Socket creation failed : Bad address",
+        "[0] misc/socket.cc:723 NCCL WARN ncclSocketInit: Socket creation failed : Bad address",
+        "[0] include/socket.h:311 WARN Socket creation failed : Address family not supported",
+    ):
+        assert _search(shared.regex, line)
+    # nccl src/misc/ipcsocket.cc, 2.18 and 2.19: the older wording is inside the newer one
+    grown = shared_pattern(
+        [
+            convert("UDS: Socket creation error : %d", "printf"),
+            convert("UDS: Socket creation error : %s (%d)", "printf"),
+        ],
+        0.5,
+    )
+    assert grown.regex == "UDS: Socket creation error"
+
+
+def test_different_messages_that_share_words_are_not_one_message() -> None:
+    # nccl src/transport/net_ib.cc (2.18) and net_ib/init.cc (2.21): "port" is not a whole
+    # word of "port_num", and a pattern cut before it would match "Unable to query device"
+    cut = shared_part(
+        convert("NET/IB : Unable to query port %d", "printf").line,
+        convert("NET/IB : Unable to query port_num %d", "printf").line,
+    )
+    assert cut.pieces == ["NET/IB : Unable to query"] and not cut.reworded
+    for first, second in (
+        # nccl src/graph/xml.cc: they differ at both ends
+        (
+            "Add C2c error : could not find DEV for GPU %s",
+            "Add NVLink error : could not find GPU %lx",
+        ),
+        # torch 2.13 libtorch_cpu.so: pieces streamed after a backend's name
+        (" does not support allocateTensor", " does not support complex tensors"),
+        # torch 2.7 and 2.13: two TORCH_CHECKs sharing only the check's boilerplate
+        (
+            "Expected group_info_map.find(group_name) == group_info_map.end() to be true, but "
+            "got false.  (Could this error message be improved?  If so, please report an "
+            "enhancement request to PyTorch.)",
+            "Expected it != reset_epoch_start_idx_.end() to be true, but got false.  (Could "
+            "this error message be improved?  If so, please report an enhancement request to "
+            "PyTorch.)",
+        ),
+    ):
+        with pytest.raises(Unsafe, match="not one reworded"):
+            wordings = [convert(t, "printf" if "%" in t else "literal") for t in (first, second)]
+            shared_pattern(wordings, 0.5)
+
+
+def test_a_shared_part_too_generic_alone_is_refused() -> None:
+    # nccl 2.10 src/include/socket.h and 2.18 src/misc/socket.cc
+    old = convert("Net : Connect to %s failed : %s", "printf")
+    new = convert("%s: Connect to %s failed : %s", "printf", anchor="NCCL WARN ")
+    with pytest.raises(Unsafe, match=TOO_GENERIC):
+        shared_pattern([old, new], 0.5)

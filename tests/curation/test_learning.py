@@ -16,5 +16,7 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "5": 8,
         "5x": 6,
         "7": 30,
+        "8": 30,
+        "9": 30,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]

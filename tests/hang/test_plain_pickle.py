@@ -10,7 +10,9 @@ import subprocess
 
 import pytest
 
+from denpex.hang import plain_pickle
 from denpex.hang.plain_pickle import (
+    SAFE_TUPLE_OPCODES,
     PickleLimits,
     PickleRefused,
     PickleUnreadable,
@@ -103,6 +105,36 @@ def test_a_dict_keyed_by_a_million_nested_tuples_is_refused_instead_of_crashing(
     bomb = b"\x80\x02}N" + b"\x85" * 1_000_000 + b"Ns."
     with pytest.raises(PickleRefused, match="tuple inside a tuple"):
         load_plain(bomb)
+
+
+def test_few_enough_tuple_opcodes_load_without_the_scan_and_nested_tuples_are_still_refused(
+    monkeypatch,
+) -> None:
+    # 900 tuple opcodes: hashing the key is safe, so the unpickler builds it; the walk after
+    # loading refuses it as the scan would have, and the scan runs only to word the refusal.
+    bomb = b"\x80\x02}N" + b"\x85" * 900 + b"Ns."
+    assert bomb.count(b"\x85") <= SAFE_TUPLE_OPCODES
+    scans: list[bytes] = []
+    monkeypatch.setattr(plain_pickle, "_scan", scans.append)
+    with pytest.raises(PickleRefused, match="tuple inside a tuple"):
+        load_plain(bomb)
+    assert scans == [bomb]  # once, after loading, for the message only
+
+
+def test_a_real_dump_is_loaded_without_the_opcode_scan(monkeypatch) -> None:
+    monkeypatch.setattr(plain_pickle, "_scan", lambda data: pytest.fail("scanned"))
+    assert load_plain(_real_dump()) == pickle.loads(_real_dump())
+
+
+@pytest.mark.parametrize("protocol", [4, 5])
+def test_frozensets_and_read_only_buffers_are_refused_after_loading(protocol: int) -> None:
+    with pytest.raises(PickleRefused, match="FROZENSET"):
+        load_plain(pickle.dumps({"ranks": frozenset({1, 2})}, protocol=protocol))
+    # READONLY_BUFFER turns the bytearray below it into a memoryview, a type no dump holds.
+    view = b"\x80\x05\x96" + (3).to_bytes(8, "little") + b"abc\x98."
+    assert type(pickle.loads(view)) is memoryview
+    with pytest.raises(PickleRefused, match="READONLY_BUFFER"):
+        load_plain(view)
 
 
 def test_sets_are_refused_since_building_one_hashes_its_members() -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from denpex.match.library import load_library
 from denpex.retrieval.corpus import load_cases
 from denpex.retrieval.embedder import SentenceTransformerEmbedder
 from denpex.retrieval.evaluate import IndexedCase, index_corpus, scratch_path
+from tests.conftest import cache_dir, cached_library
 from tests.hybrid.support import copy_cases
 
 # Three of a kind for each class the retrieval tests lean on, plus singletons and a clean run.
@@ -49,6 +49,8 @@ def indexed(
     """(the recording hybrid path, the stored cases by name); the store holds every labelled
     case, confirmed with its label, as a curator would have left it."""
     path = scratch_path(tmp_path_factory.mktemp("store"), embedder)
-    cases = index_corpus(load_cases(stored_corpus), path, load_library(), threshold=0.6)
+    cases = index_corpus(
+        load_cases(stored_corpus), path, cached_library(), threshold=0.6, cache_dir=cache_dir()
+    )
     yield path, {item.case.name: item for item in cases}
     path.store.close()

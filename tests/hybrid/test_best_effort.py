@@ -10,20 +10,19 @@ import pytest
 
 from denpex.hybrid.path import HybridPath
 from denpex.hybrid.settings import HybridSettings
-from denpex.match.library import load_library
 from denpex.match.scan import Matcher
 from denpex.models import Source, Status
 from denpex.pipeline import DiagnoseOptions, diagnose
 from denpex.retrieval.embedder import SentenceTransformerEmbedder
 from denpex.store.schema import CurationState
 from denpex.store.store import store_url
-from tests.conftest import BAD_SAMPLE
+from tests.conftest import BAD_SAMPLE, cache_dir, cached_library
 from tests.hybrid.support import answering_path, case_inputs, round_trip_differences
 
 # The families that settle these runs outright (exceptions, checkpoint loading, DataLoader
 # errors); without them the rules are unsure and the hybrid path answers.
 UNSETTLED = ["python", "checkpoint", "dataloader"]
-WITHOUT_PYTHON = Matcher(load_library().without_families(UNSETTLED))
+WITHOUT_PYTHON = Matcher(cached_library().without_families(UNSETTLED), cache_dir=cache_dir())
 
 
 def _lines_of(path: str) -> list[str]:
@@ -105,7 +104,10 @@ def test_without_any_similar_incident_the_answer_stays_unknown_and_is_queued(
 
 
 def test_a_failure_with_only_unmatched_lines_is_queued_as_unknown(tmp_path: Path, embedder) -> None:
-    nothing = Matcher(load_library().without_families(["python", "gloo", "torchelastic", "c10d"]))
+    nothing = Matcher(
+        cached_library().without_families(["python", "gloo", "torchelastic", "c10d"]),
+        cache_dir=cache_dir(),
+    )
     url = store_url(str(tmp_path / "empty.db"))
     path = HybridPath(HybridSettings(store_url=url), embedder=embedder)
     diagnosis = diagnose(case_inputs("exc-keyerror"), matcher=nothing, hybrid=path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from denpex.hybrid.family_out import evaluate_family_out
-from denpex.match.library import load_library
+from tests.conftest import cache_dir, cached_library
 from tests.hybrid.support import QUICK_SUBSET as SUBSET
 from tests.hybrid.support import copy_cases
 
@@ -16,9 +16,10 @@ def report(tmp_path_factory: pytest.TempPathFactory, embedder):
     return evaluate_family_out(
         [corpus],
         workdir=tmp_path_factory.mktemp("work"),
-        library=load_library(),
+        library=cached_library(),
         embedder=embedder,
         families=None,  # every family; each case is re-diagnosed without the one that settled it
+        cache_dir=cache_dir(),
     )
 
 

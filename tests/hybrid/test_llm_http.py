@@ -13,10 +13,10 @@ import pytest
 
 from denpex.hybrid.chat import LiteLLMChat
 from denpex.hybrid.settings import LLMSettings
-from denpex.match.library import load_library
 from denpex.match.scan import Matcher
 from denpex.models import Diagnosis, RootCause, Source, Status
 from denpex.pipeline import DiagnoseOptions, diagnose
+from tests.conftest import cache_dir, cached_library
 from tests.hybrid.chat_server import ChatServer, Scripted
 from tests.hybrid.support import answering_path, case_inputs, round_trip_differences
 
@@ -24,7 +24,7 @@ MODEL = "openai/denpex-scripted"
 # The families that settle these runs outright (exceptions, checkpoint loading, DataLoader
 # errors); without them the rules are unsure and the hybrid path answers.
 UNSETTLED = ["python", "checkpoint", "dataloader"]
-WITHOUT_PYTHON = Matcher(load_library().without_families(UNSETTLED))
+WITHOUT_PYTHON = Matcher(cached_library().without_families(UNSETTLED), cache_dir=cache_dir())
 
 
 @pytest.fixture

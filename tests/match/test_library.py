@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import pickle
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ import pytest
 from denpex.errors import RulesError
 from denpex.match.backends import available_backends
 from denpex.match.library import Library, default_rules_dir, load_library
-from denpex.match.lint import lint
+from denpex.match.lint import lint, scan_winners
 from denpex.match.scan import Matcher
 from tests.conftest import EXAMPLES
 
@@ -62,6 +64,21 @@ def test_a_batch_of_texts_gives_what_each_text_gives_alone(library: Library) -> 
     assert _batch_keys(matcher, texts) == [_match_keys(matcher, text) for text in texts]
 
 
+def test_the_winners_lint_derives_are_what_a_scan_keeps(library: Library) -> None:
+    # The lint scans every example once, keeping every signature, and derives the winners.
+    matcher = Matcher(library, "hyperscan", CACHE)
+    texts = [e.line for s in library.signatures[::7] for e in s.examples.match]
+    texts += [line for s in library.signatures[::7] for line in s.examples.no_match]
+    texts += [p.read_text(errors="replace") for p in sorted(EXAMPLES.rglob("*.log"))]
+
+    def keys(found: list) -> list[tuple[str, int]]:
+        return sorted((m.signature.id, m.event.line) for m in found)
+
+    derived = [keys(scan_winners(found)) for found in matcher.scan_texts(texts, keep_all=True)]
+    assert derived == [keys(found) for found in matcher.scan_texts(texts)]
+    assert sum(map(len, derived)) > len(texts) // 2
+
+
 def test_the_library_records_a_version_and_a_content_digest(library: Library) -> None:
     assert library.version == (default_rules_dir() / "VERSION").read_text().strip()
     assert library.label.startswith(library.version + "+")
@@ -94,11 +111,63 @@ def test_a_cached_library_equals_a_freshly_parsed_one(tmp_path: Path) -> None:
     assert cached.label == fresh.label
 
 
+def _one_family(root: Path) -> Path:
+    """A library of the Xid family alone: the cache behaves alike for 30 signatures or 10,000."""
+    rules = root / "rules"
+    shutil.copytree(default_rules_dir() / "xid", rules / "xid")
+    (rules / "VERSION").write_text("0.0.1\n")
+    return rules
+
+
 def test_a_damaged_cache_is_rebuilt_not_trusted(tmp_path: Path) -> None:
-    expected = load_library(cache_dir=tmp_path)
-    for cached in tmp_path.glob("library-*.json"):
-        cached.write_text('[{"id": "broken"')
-    assert load_library(cache_dir=tmp_path).signatures == expected.signatures
+    rules = _one_family(tmp_path)
+    expected = load_library(rules, cache_dir=tmp_path)
+    damaged = list(tmp_path.glob("library-*"))
+    assert len(damaged) == 2  # the parsed library and the index of its files' sizes and times
+    for cached in damaged:
+        cached.write_bytes(cached.read_bytes()[: len(cached.read_bytes()) // 2])
+    assert load_library(rules, cache_dir=tmp_path).signatures == expected.signatures
+
+
+class _RunsShell:
+    def __init__(self, command: str) -> None:
+        self.command = command
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (os.system, (self.command,))
+
+
+def test_a_cache_file_that_would_run_code_is_not_loaded(tmp_path: Path) -> None:
+    rules = _one_family(tmp_path)
+    expected = load_library(rules, cache_dir=tmp_path)
+    marker = tmp_path / "pwned"
+    (cached,) = tmp_path.glob("library-*.pickle")
+    cached.write_bytes(pickle.dumps(_RunsShell(f"touch {marker}")))
+    assert load_library(rules, cache_dir=tmp_path).signatures == expected.signatures
+    assert not marker.exists()
+
+
+def test_touched_files_find_the_cache_by_their_content(tmp_path: Path) -> None:
+    rules = _one_family(tmp_path)
+    first = load_library(rules, cache_dir=tmp_path / "cache")
+    for path in (rules / "xid").iterdir():
+        os.utime(path, ns=(1, 1))  # a checkout sets new times on unchanged files
+    (cached,) = (tmp_path / "cache").glob("library-*.pickle")
+    before = cached.stat().st_mtime_ns
+    again = load_library(rules, cache_dir=tmp_path / "cache")
+    assert again.signatures == first.signatures and again.label == first.label
+    assert cached.stat().st_mtime_ns == before  # read, not parsed and written again
+    assert len(list((tmp_path / "cache").glob("library-index-*"))) == 2
+
+
+def test_an_edited_file_is_parsed_again(tmp_path: Path) -> None:
+    rules = _one_family(tmp_path)
+    first = load_library(rules, cache_dir=tmp_path / "cache")
+    edited = rules / "xid" / "79.yaml"
+    edited.write_text(edited.read_text().replace('title: "', 'title: "Edited: ', 1))
+    again = load_library(rules, cache_dir=tmp_path / "cache")
+    assert again.by_id()["xid.79"].title.startswith("Edited: ")
+    assert again.digest != first.digest
 
 
 def test_a_cached_scanner_database_finds_the_same_lines(tmp_path: Path, library: Library) -> None:

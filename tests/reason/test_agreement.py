@@ -66,3 +66,28 @@ def test_one_network_everywhere_is_no_finding(tmp_path: Path) -> None:
     }
     root = write_job(tmp_path, files)
     assert diagnose_paths([str(root / n) for n in files]).status is Status.no_failure
+
+
+# Real output (public issue Lightning-AI/pytorch-lightning#4389): `srun` started one task per node
+# on 2 nodes x 4 GPUs and Lightning spawned local ranks 1-3 on each, so both nodes claimed global
+# ranks 0-3 of 8 and ranks 4-7 were never started.
+SAME_RANKS_TWICE = Path(__file__).parent / "fixtures" / "lightning-4389-two-nodes-same-ranks.log"
+CLAIM = "initializing ddp: GLOBAL_RANK: {rank}, MEMBER: {member}/8\n"
+
+
+def test_a_global_rank_claimed_twice_with_others_unclaimed_is_a_launch_error() -> None:
+    diagnosis = diagnose_paths([str(SAME_RANKS_TWICE)])
+    top = diagnosis.root_causes[0]
+    assert top.failure_class == "launch_config_error"
+    assert top.originating_rank is None  # the launch is at fault, not a process
+    assert top.rank_finding is not None and top.rank_finding.mechanism == "undetermined"
+    assert "never claimed" in top.rank_finding.evidence
+
+
+def test_every_rank_claimed_once_or_a_whole_restart_is_no_finding(tmp_path: Path) -> None:
+    once = "".join(CLAIM.format(rank=r, member=r + 1) for r in range(8))
+    restarted = once + once  # a restarted job claims every rank again
+    for name, text in {"once.log": once, "restarted.log": restarted}.items():
+        path = write_job(tmp_path, {name: text}) / name
+        diagnosis = diagnose_paths([str(path)])
+        assert diagnosis.status is Status.no_failure, name

@@ -15,6 +15,7 @@ from denpex.models import RankBasis, RootCause
 from tests.conftest import REPO, diagnose_paths, write_job
 
 CORPUS = REPO / "evals" / "corpus"
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _top(paths: list[Path]) -> RootCause:
@@ -94,3 +95,63 @@ def test_a_kernel_kill_of_a_pid_is_joined_to_the_rank_the_launcher_gave_that_pid
     assert top.rank_finding is not None
     assert top.rank_finding.mechanism == "pid_join"
     assert top.rank_finding.basis is RankBasis.launcher
+
+
+# Real lines (public issue bghira/SimpleTuner#304): an accelerate launch on 2 GPUs; the error
+# names no rank, torch's elastic agent reports local rank 1 failing with exit code 1 and stops
+# the other worker with SIGTERM.
+_NAN_WITHOUT_RANK = (FIXTURES / "simpletuner-304-nan-no-rank.log").read_text()
+
+
+def test_an_error_naming_no_rank_is_placed_on_the_one_worker_the_launcher_saw_fail(
+    tmp_path: Path,
+) -> None:
+    top = _top([write_job(tmp_path, {"train.log": _NAN_WITHOUT_RANK}) / "train.log"])
+    assert top.failure_class == "nan_or_inf"
+    assert top.originating_rank == 1
+    assert top.rank_finding is not None
+    assert top.rank_finding.mechanism == "launcher_report"
+    assert top.rank_finding.caveat  # the error line itself names no rank
+
+
+def test_two_workers_failing_on_their_own_leave_the_error_unplaced(tmp_path: Path) -> None:
+    both = _NAN_WITHOUT_RANK.replace(
+        "[WARNING] Sending process 2701 closing signal SIGTERM",
+        "[ERROR] failed (exitcode: 1) local_rank: 0 (pid: 2701) of binary: "
+        "/root/miniconda3/bin/python",
+    )
+    top = _top([write_job(tmp_path, {"train.log": both}) / "train.log"])
+    assert top.failure_class == "nan_or_inf"
+    assert top.originating_rank is None
+
+
+# Real lines (public issue IGNF/myria3d#123, 3 Slurm tasks): ranks 1 and 2 time out in the first
+# all-reduce while rank 0, which prints no line with its rank, is still preparing the test set.
+_TWO_OF_THREE_TIME_OUT = (FIXTURES / "myria3d-123-two-of-three-time-out.log").read_text()
+
+
+def test_a_rank_implied_by_a_higher_one_is_possible_but_never_named(tmp_path: Path) -> None:
+    top = _top([write_job(tmp_path, {"job.log": _TWO_OF_THREE_TIME_OUT}) / "job.log"])
+    assert top.failure_class == "collective_timeout"
+    assert top.originating_rank is None  # the excerpt may simply not show rank 0's timeout
+    assert top.candidate_ranks == [0]
+    assert "ranks count from 0" in top.candidate_reason
+
+
+def test_a_job_of_one_process_failed_in_rank_0(tmp_path: Path) -> None:
+    # Real lines (public issue lifeiteng/vall-e#27): the trainer states world_size=1.
+    top = _top([FIXTURES / "vall-e-27-one-process.log"])
+    assert top.failure_class == "loss_scale_underflow"
+    assert top.originating_rank == 0
+    assert top.rank_finding is not None and top.rank_finding.mechanism == "single_process"
+    assert "world size 1" in top.rank_finding.evidence
+
+
+def test_ranks_stuck_at_one_seqnum_in_different_calls_are_a_mismatch_with_no_side_named() -> None:
+    # Real lines (public issue modelscope/FunASR#2317): at SeqNum 3437 rank 0 all-reduces
+    # 4,311,252 elements and rank 1 one element (it had left the training loop).
+    top = _top([FIXTURES / "funasr-2317-two-calls-at-one-seqnum.log"])
+    assert top.failure_class == "collective_mismatch"
+    assert top.originating_rank is None
+    assert top.candidate_ranks == [0, 1]
+    assert "4311252" in top.candidate_reason and "SeqNum 3437" in top.candidate_reason

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from denpex.errors import InputError
-from denpex.match.library import load_library
 from denpex.retrieval.corpus import load_cases
 from denpex.retrieval.evaluate import evaluate_retrieval
+from tests.conftest import cache_dir, cached_library
 from tests.hybrid.support import QUICK_SUBSET as SUBSET
 from tests.hybrid.support import copy_cases
 
@@ -19,7 +19,11 @@ from tests.hybrid.support import copy_cases
 def report(tmp_path_factory: pytest.TempPathFactory, embedder):
     corpus = copy_cases(SUBSET, tmp_path_factory.mktemp("corpus"))
     return evaluate_retrieval(
-        [corpus], workdir=tmp_path_factory.mktemp("work"), library=load_library(), embedder=embedder
+        [corpus],
+        workdir=tmp_path_factory.mktemp("work"),
+        library=cached_library(),
+        embedder=embedder,
+        cache_dir=cache_dir(),
     )
 
 
