@@ -17,6 +17,10 @@ not a plain integer: no `nan`, no `inf`), and a nonce it has already seen from t
 the window (replay). Unknown tenants and wrong signatures get the same answer, so the errors do
 not tell which tenants exist. Consumes headers, method, path, query and the tenants; produces
 the authenticated `Tenant` or an `AuthError`.
+
+A node's evidence bundle (`denpex bundle`) is signed too, with the same secret, over the tenant
+and the bundle's payload (`sign_bundle`): the bundle stays attributable to its tenant, cluster,
+job and node wherever it is kept, not only within the request that delivers it.
 """
 
 from __future__ import annotations
