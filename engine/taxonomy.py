@@ -64,6 +64,7 @@ class Traits:
     """How the reasoning treats a class's lines (taxonomy.yaml explains each)."""
 
     job_wide: bool = False
+    executed_alike: bool = False
     acts_on_job: bool = False
     relay: Relay | None = None
     locates_origin: bool = True
@@ -117,7 +118,15 @@ _CLASS_FIELDS = frozenset(
     {"category", "owner", "meaning", "dump_kinds", "dump_kinds_when_slowing", "divergent_calls"}
 )
 _TRAIT_FIELDS = frozenset(
-    {"job_wide", "acts_on_job", "relay", "locates_origin", "host_record", "symptom_confidence"}
+    {
+        "job_wide",
+        "executed_alike",
+        "acts_on_job",
+        "relay",
+        "locates_origin",
+        "host_record",
+        "symptom_confidence",
+    }
 )
 
 
@@ -137,6 +146,8 @@ def _traits(class_id: str, entry: dict, default_confidence: SymptomConfidence) -
     confidence = entry.get("symptom_confidence")
     return Traits(
         job_wide=bool(entry.get("job_wide", False)),
+        # A job-wide fault is executed alike by definition.
+        executed_alike=bool(entry.get("executed_alike", entry.get("job_wide", False))),
         acts_on_job=bool(entry.get("acts_on_job", False)),
         relay=Relay(entry["relay"]) if entry.get("relay") else None,
         locates_origin=bool(entry.get("locates_origin", True)),

@@ -247,6 +247,7 @@ def form_hypotheses(
     top = hypotheses[0]
     _undetermined_if_everywhere_at_once(top)
     _undetermined_if_job_wide_and_alone(top, matches)
+    _undetermined_if_others_stopped_unseen(top, matches)
     for hypothesis in hypotheses:
         hypothesis.finding = hypothesis.finding or _stated(hypothesis)
     if top.finding is None:
@@ -301,6 +302,52 @@ def _undetermined_if_job_wide_and_alone(hypothesis: Hypothesis, matches: Sequenc
         "undetermined",
         reason=f"{hypothesis.failure_class} is met by every rank alike and only one rank's "
         "output is in evidence",
+    )
+
+
+def _undetermined_if_others_stopped_unseen(
+    hypothesis: Hypothesis, matches: Sequence[Match]
+) -> None:
+    """A fault in code, data or settings that every rank runs alike, stated on one rank, while
+    other ranks printed a traceback whose exception line is not in the input (an excerpt cut
+    it, interleaved output lost it) at about the same time: nothing says those ranks did not
+    meet the same fault at the same point, so the rank whose line survived is not named over
+    them. A rank whose own lines say how it failed (a peer's lost connection, a timeout) is not
+    counted: that is a cascade, not the same fault."""
+    origin = hypothesis.originating
+    if origin is None or origin.rank is None or not hypothesis.traits.executed_alike:
+        return
+    named = origin.rank
+    onset = hypothesis.first_seen
+    by_rank: dict[int, list[Match]] = {}
+    for match in matches:
+        rank = match.event.rank
+        if rank is not None and rank != named:
+            by_rank.setdefault(rank, []).append(match)
+    unseen = sorted(
+        rank
+        for rank, own in by_rank.items()
+        if all(m.role is Role.symptom and m.signature.fallback for m in own)
+        and any(
+            onset is None or m.event.time is None or abs(m.event.time - onset) <= CASCADE_LEAD_S
+            for m in own
+        )
+    )
+    if not unseen:
+        return
+    candidates = (named, *unseen)
+    hosts = {
+        m.event.host for m in matches if m.event.rank in candidates and m.event.host is not None
+    }
+    hypothesis.originating = Attribution(host=hosts.pop() if len(hosts) == 1 else None)
+    listed = ", ".join(str(r) for r in unseen)
+    hypothesis.finding = Finding(
+        None,
+        "undetermined",
+        candidates=tuple(sorted(candidates)),
+        reason=f"rank(s) {listed} printed a traceback whose exception is not in the input, at "
+        f"about the time rank {named} met {hypothesis.failure_class}, a fault in what every rank "
+        "runs: they may have met it too",
     )
 
 

@@ -155,3 +155,33 @@ def test_ranks_stuck_at_one_seqnum_in_different_calls_are_a_mismatch_with_no_sid
     assert top.originating_rank is None
     assert top.candidate_ranks == [0, 1]
     assert "4311252" in top.candidate_reason and "SeqNum 3437" in top.candidate_reason
+
+
+# Real lines (public issue axolotl-ai-cloud/axolotl#1698): DeepSpeed ZeRO-3 with CPU offload
+# fails on rank 1 with a device mismatch in the optimizer step; rank 3's traceback through the
+# same script follows, cut before its exception line.
+_SECOND_TRACEBACK_CUT = (FIXTURES / "axolotl-1698-second-traceback-cut.log").read_text()
+
+
+def test_a_fault_every_rank_runs_is_not_pinned_on_one_rank_while_another_traceback_is_cut(
+    tmp_path: Path,
+) -> None:
+    top = _top([write_job(tmp_path, {"train.log": _SECOND_TRACEBACK_CUT}) / "train.log"])
+    assert top.failure_class == "shape_or_dtype_error"
+    assert top.originating_rank is None
+    assert top.candidate_ranks == [1, 3]
+    assert "rank(s) 3 printed a traceback whose exception is not in the input" in (
+        top.candidate_reason
+    )
+
+
+def test_another_rank_whose_traceback_ends_in_a_lost_peer_is_a_cascade(tmp_path: Path) -> None:
+    # Rank 3's traceback now ends the way a surviving Gloo rank's does (a real line of
+    # evals/corpus/inject-dataloader-worker-corrupt-sample): it says how rank 3 failed.
+    cascade = _SECOND_TRACEBACK_CUT.rstrip("\n") + (
+        "\n[rank3]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/"
+        "pair.cc:553] Connection closed by peer [127.0.0.1]:19889\n"
+    )
+    top = _top([write_job(tmp_path, {"train.log": cascade}) / "train.log"])
+    assert top.failure_class == "shape_or_dtype_error"
+    assert top.originating_rank == 1
