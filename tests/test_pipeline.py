@@ -58,3 +58,17 @@ def test_logs_kept_by_a_container_runtime_diagnose_like_the_originals(tmp_path) 
     assert wrapped.failure_class == original.failure_class
     assert wrapped.originating_rank == original.originating_rank == 3
     assert wrapped.evidence[0].context[0].endswith("Traceback (most recent call last):")
+
+
+def test_an_input_that_begins_inside_a_traceback_keeps_the_frames_it_holds(tmp_path) -> None:
+    """An excerpt cut below the traceback's header: the frames above the exception line are
+    still its context (where it was raised decides how its rank is read)."""
+    rank3 = next(p for p in BAD_SAMPLE.rglob("stderr.log") if p.parent.name == "3")
+    lines = rank3.read_text(encoding="utf-8").splitlines()
+    header = next(i for i, line in enumerate(lines) if "Traceback (most recent call last)" in line)
+    excerpt = tmp_path / "stderr.log"
+    excerpt.write_text("\n".join(lines[header + 1 :]) + "\n", encoding="utf-8")
+    full = diagnose_paths([str(rank3)]).root_causes[0].evidence[0]
+    cut = diagnose_paths([str(excerpt)]).root_causes[0].evidence[0]
+    assert cut.text == full.text
+    assert cut.context == full.context[1:]  # the same frames, without the header

@@ -232,8 +232,11 @@ class _Traceback:
 def _traceback_above(
     data: bytes, start: int, who: Attribution, context: SourceContext
 ) -> _Traceback | None:
-    """The traceback block ending just above an exception line, if there is one."""
+    """The traceback block ending just above an exception line, if there is one. An input
+    that begins inside the traceback (an excerpt, a log cut at its head) gives the frames it
+    holds, without the header."""
     block: list[str] = []
+    first = start
     for previous in _previous_line_starts(data, start, MAX_TRACEBACK_LINES):
         prefixed = split(data[slice(*line_bounds(data, previous))], context)
         if not _same_emitter(prefixed.who, who):
@@ -246,6 +249,10 @@ def _traceback_above(
         if not message.startswith((" ", "\t")) and message.strip():
             return None
         block.append(clip(message))
+        first = previous
+    if first == 0 and any(line.lstrip().startswith('File "') for line in block):
+        block.reverse()
+        return _Traceback(block, first)
     return None
 
 

@@ -144,7 +144,12 @@ def _duplicate_claims(matches: Sequence[Match]) -> Hypothesis | None:
         return None
     size = sizes.pop()
     twice = sorted(values for values, lines in claims.items() if len(lines) > 1)
-    if not twice or len(claims) >= size or len(matches) < size:
+    if not twice or len(claims) >= size:
+        return None
+    # Fewer claims than the job's size may be an excerpt of a restarted job claiming again; the
+    # same value claimed by two different processes (two Slurm tasks, two hosts) is not.
+    by_two = any(len({_process(m) for m in claims[values]}) > 1 for values in twice)
+    if len(matches) < size and not by_two:
         return None
     names = agreement.values
     claimed = ", ".join(_values_text(names, v) for v in twice)

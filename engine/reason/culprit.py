@@ -187,7 +187,10 @@ def _first_symptom_class(
     first = min(timed, key=lambda m: m.event.time or 0.0) if timed else symptoms[0]
     same = [m for m in symptoms if m.signature.failure_class == first.signature.failure_class]
     reporters = sorted({m.event.rank for m in same if m.event.rank is not None})
-    located = happened_where_reported and len(reporters) == 1
+    # A generic fallback (a traceback whose exception is not in the input) says a rank failed,
+    # not that it failed first or of itself: it may be a peer's cascade, so it names no rank.
+    unfinished = first.signature.fallback
+    located = happened_where_reported and len(reporters) == 1 and not unfinished
     if located:
         reporter = next(m for m in same if m.event.rank == reporters[0])
         finding = Finding(
@@ -201,9 +204,7 @@ def _first_symptom_class(
             None,
             "undetermined",
             candidates=tuple(reporters) if happened_where_reported else (),
-            reason=f"ranks {', '.join(str(r) for r in reporters)} reported it"
-            if happened_where_reported and reporters
-            else "a relayed error names no rank",
+            reason=_unlocated_reason(reporters, happened_where_reported, unfinished),
         )
     return Culprit(
         failure_class=first.signature.failure_class or "unknown",
@@ -213,6 +214,18 @@ def _first_symptom_class(
         evidence=tuple(same),
         finding=finding,
     )
+
+
+def _unlocated_reason(reporters: list[int], happened_where_reported: bool, unfinished: bool) -> str:
+    if not (happened_where_reported and reporters):
+        return "a relayed error names no rank"
+    listed = ", ".join(str(r) for r in reporters)
+    if unfinished:
+        return (
+            f"rank(s) {listed} printed a traceback whose exception is not in the input: it may "
+            "be a peer's failure passed on"
+        )
+    return f"ranks {listed} reported it"
 
 
 def _from_timeouts(timeouts: list[Match], matches: Sequence[Match]) -> Culprit:

@@ -34,6 +34,7 @@ from denpex.reason.origin import (
     Finding,
     absent_from_symptoms,
     basis_of,
+    call_site,
     failed_on_its_own,
     narrow,
     pid_join,
@@ -248,6 +249,7 @@ def form_hypotheses(
     _undetermined_if_everywhere_at_once(top)
     _undetermined_if_job_wide_and_alone(top, matches)
     _undetermined_if_others_stopped_unseen(top, matches)
+    _undetermined_if_unknown_and_raised_in_a_collective(top)
     for hypothesis in hypotheses:
         hypothesis.finding = hypothesis.finding or _stated(hypothesis)
     if top.finding is None:
@@ -348,6 +350,30 @@ def _undetermined_if_others_stopped_unseen(
         reason=f"rank(s) {listed} printed a traceback whose exception is not in the input, at "
         f"about the time rank {named} met {hypothesis.failure_class}, a fault in what every rank "
         "runs: they may have met it too",
+    )
+
+
+def _undetermined_if_unknown_and_raised_in_a_collective(hypothesis: Hypothesis) -> None:
+    """An exception no specific signature knows, raised inside a torch.distributed collective:
+    a collective fails on every rank that joined it, whichever rank broke it, so the rank whose
+    traceback is in the input is a participant, not shown to be the origin."""
+    origin = hypothesis.originating
+    if origin is None or origin.rank is None or not hypothesis.roots:
+        return
+    if not all(m.signature.fallback for m in hypothesis.roots):
+        return
+    own = [m for m in hypothesis.roots if m.event.rank == origin.rank]
+    call = next((c for m in own if (c := call_site(m)) is not None), None)
+    if call is None:
+        return
+    rank = origin.rank
+    hypothesis.originating = Attribution(host=origin.host)
+    hypothesis.finding = Finding(
+        None,
+        "undetermined",
+        candidates=(rank,),
+        reason=f"rank {rank}'s exception, which no signature knows, was raised inside {call}: a "
+        "collective fails on every rank that joined it, so it may have begun on a peer",
     )
 
 

@@ -205,7 +205,7 @@ def failed_on_its_own(matches: Sequence[Match]) -> Finding | None:
 # --- across ranks -------------------------------------------------------------------------------
 
 
-def _call_site(match: Match) -> str | None:
+def call_site(match: Match) -> str | None:
     """The torch.distributed call a traceback ends in (all_reduce, broadcast, ...)."""
     calls = [found["call"] for line in match.event.context if (found := _C10D_CALL.search(line))]
     calls = [c for c in calls if c != "wrapper"]
@@ -222,7 +222,7 @@ def odd_one_out(symptoms: Sequence[Match]) -> Finding | None:
         for name in _FINGERPRINT:
             if (value := match.captures.get(name)) is not None:
                 features[name][rank].add(value)
-        if (call := _call_site(match)) is not None:
+        if (call := call_site(match)) is not None:
             features["call"][rank].add(call)
     odd: dict[int, list[str]] = defaultdict(list)
     for name, by_rank in features.items():

@@ -84,6 +84,25 @@ def test_a_global_rank_claimed_twice_with_others_unclaimed_is_a_launch_error() -
     assert "never claimed" in top.rank_finding.evidence
 
 
+# Real output (public issue NVIDIA/NeMo#5819): two Slurm tasks (`0:`, `1:`), one per node, each
+# claim global ranks 1-3 of 8; an excerpt, so fewer claims than the job's size are in the input.
+TWO_TASKS_SAME_RANKS = Path(__file__).parent / "fixtures" / "nemo-5819-two-tasks-same-ranks.log"
+
+
+def test_the_same_rank_claimed_by_two_tasks_is_a_launch_error_even_in_an_excerpt() -> None:
+    top = diagnose_paths([str(TWO_TASKS_SAME_RANKS)]).root_causes[0]
+    assert top.failure_class == "launch_config_error"
+    assert top.originating_rank is None
+
+
+def test_an_excerpt_of_one_process_claiming_again_is_no_finding(tmp_path: Path) -> None:
+    # Fewer claims than the job's size, each value twice, all from one process: a restart's
+    # excerpt, not two processes taking one identity.
+    claims = "".join(CLAIM.format(rank=r, member=r + 1) for r in (1, 2, 3))
+    path = write_job(tmp_path, {"job.log": claims + claims}) / "job.log"
+    assert diagnose_paths([str(path)]).status is Status.no_failure
+
+
 def test_every_rank_claimed_once_or_a_whole_restart_is_no_finding(tmp_path: Path) -> None:
     once = "".join(CLAIM.format(rank=r, member=r + 1) for r in range(8))
     restarted = once + once  # a restarted job claims every rank again

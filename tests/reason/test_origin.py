@@ -185,3 +185,21 @@ def test_another_rank_whose_traceback_ends_in_a_lost_peer_is_a_cascade(tmp_path:
     top = _top([write_job(tmp_path, {"train.log": cascade}) / "train.log"])
     assert top.failure_class == "shape_or_dtype_error"
     assert top.originating_rank == 1
+
+
+def test_an_unknown_exception_raised_inside_a_collective_names_no_rank() -> None:
+    # Real lines (public issue vllm-project/vllm-ascend#486): rank 1's all_reduce fails with an
+    # HCCL error code no signature knows; the excerpt begins inside the traceback.
+    top = _top([FIXTURES / "vllm-ascend-486-unknown-error-in-all-reduce.log"])
+    assert top.originating_rank is None
+    assert top.candidate_ranks == [1]
+    assert "raised inside all_reduce" in top.candidate_reason
+
+
+def test_a_traceback_cut_before_its_exception_names_no_rank() -> None:
+    # Real lines (public issue ROCm/aws-ofi-rccl#16): rank 14's traceback through DDP's set-up,
+    # cut before the exception line.
+    top = _top([FIXTURES / "aws-ofi-rccl-16-traceback-cut.log"])
+    assert top.originating_rank is None
+    assert top.candidate_ranks == [14]
+    assert "exception is not in the input" in top.candidate_reason
