@@ -23,7 +23,8 @@ def _labelled_failures() -> dict[str, str]:
 def test_the_packaged_seed_is_every_labelled_failure_of_the_evals_with_its_label() -> None:
     seed = {item.case: item.failure_class for item in load_seed()}
     assert seed == _labelled_failures(), (
-        "retrieval/seed/incidents.jsonl is stale: run python -m denpex.retrieval.seed --write"
+        "engine/retrieval/seed/incidents.jsonl is stale: "
+        "run python -m denpex.retrieval.seed --write"
     )
     # A case in which denpex finds no abnormal line at all has nothing to be retrieved by.
     without_lines = [item.case for item in load_seed() if not item.templates]

@@ -188,7 +188,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "corpora", nargs="*", type=Path, default=[Path("evals/corpus"), Path("evals/heldout")]
     )
-    parser.add_argument("--write", action="store_true", help=f"write retrieval/{SEED_RESOURCE}")
+    parser.add_argument(
+        "--write", action="store_true", help=f"write engine/retrieval/{SEED_RESOURCE}"
+    )
     args = parser.parse_args(argv)
     rows = build_seed(args.corpora)
     text = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
