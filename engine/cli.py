@@ -702,7 +702,7 @@ def schema_command() -> None:
 @app.command("version")
 def version_command() -> None:
     """Print denpex's version and the signature library's."""
-    from denpex.match.library import load_library
+    from denpex.signatures.library import load_library
 
     try:
         library = load_library(cache_dir=default_cache_dir())
@@ -738,8 +738,8 @@ def eval_command(
 ) -> None:
     """Diagnose every labelled case of a corpus and measure accuracy, calibration and speed."""
     from denpex.evaluate import check_thresholds, evaluate, held_out
-    from denpex.match.library import load_library
     from denpex.render.evaluation import render_eval_text
+    from denpex.signatures.library import load_library
 
     cache_dir = default_cache_dir() if cache else None
     options = DiagnoseOptions(
@@ -794,9 +794,9 @@ def rules_lint_command(rules: RulesOption = None, overlay: OverlayOption = None)
 @rules_app.command("test")
 def rules_test_command(rules: RulesOption = None) -> None:
     """Run every signature's match and near-miss examples in every available backend."""
-    from denpex.match.backends import available_backends
-    from denpex.match.library import load_library
     from denpex.match.lint import example_problems
+    from denpex.signatures.backends import available_backends
+    from denpex.signatures.library import load_library
 
     try:
         library = load_library(rules, include_experimental=True, cache_dir=default_cache_dir())
@@ -824,7 +824,7 @@ def rules_coverage_command(rules: RulesOption = None) -> None:
     excluded, and the signatures generated (from the catalogs' CATALOG.json files)."""
     from rich.table import Table
 
-    from denpex.match.coverage import read_coverage
+    from denpex.signatures.coverage import read_coverage
 
     try:
         emitters = read_coverage(rules)
@@ -867,7 +867,7 @@ def rules_list_command(
     """One line per signature: id, role, failure class, prior confidence, title."""
     from rich.table import Table
 
-    from denpex.match.library import load_library
+    from denpex.signatures.library import load_library
 
     try:
         library = load_library(rules, include_experimental=True, cache_dir=default_cache_dir())

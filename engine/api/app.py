@@ -39,10 +39,10 @@ from denpex.api.service import (
 from denpex.api.service import allow as _allow
 from denpex.api.service import signed_body as _signed_body
 from denpex.curation.settings import CurationSettings
-from denpex.match.library import load_library
 from denpex.match.scan import Matcher
 from denpex.pipeline import Hybrid
 from denpex.schemas import diagnosis_schema
+from denpex.signatures.library import load_library
 
 __all__ = ["ApiSettings", "SignedBody", "_allow", "_signed_body", "create_app"]
 

@@ -197,8 +197,8 @@ def eval_retrieval(
 ) -> None:
     """Leave-one-out nearest-incident class accuracy at k=1 and k=5."""
     from denpex.cli import default_cache_dir
-    from denpex.match.library import load_library
     from denpex.retrieval.evaluate import evaluate_retrieval
+    from denpex.signatures.library import load_library
 
     with tempfile.TemporaryDirectory(prefix="denpex-eval-") as workdir:
         try:
@@ -239,7 +239,7 @@ def eval_family_out(
     """Remove one signature family at a time; does retrieval still name the right class?"""
     from denpex.cli import default_cache_dir
     from denpex.hybrid.family_out import evaluate_family_out
-    from denpex.match.library import load_library
+    from denpex.signatures.library import load_library
 
     with tempfile.TemporaryDirectory(prefix="denpex-eval-") as workdir:
         try:

@@ -134,10 +134,10 @@ def _present(store: IncidentStore, incident_id: str) -> bool:
 
 def build_seed(corpora: Sequence[Path]) -> list[dict[str, object]]:
     """Each labelled failure's masked lines, as the hybrid path records them."""
-    from denpex.match.library import load_library
     from denpex.retrieval.corpus import load_corpora
     from denpex.retrieval.embedder import SentenceTransformerEmbedder
     from denpex.retrieval.evaluate import index_corpus, scratch_path
+    from denpex.signatures.library import load_library
 
     cases = load_corpora(corpora)
     with tempfile.TemporaryDirectory(prefix="denpex-seed-") as workdir:
