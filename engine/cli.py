@@ -667,9 +667,9 @@ def hang_command(
 
     Reads the inputs as `denpex diagnose` does (the same evidence, the same culprit): the world
     size is inferred from the logs and dump names unless --world-size states it."""
-    from denpex.hang.command import HangRequest, hang_from_paths
     from denpex.hang.models import Scheduler
     from denpex.hang.render import to_json, to_text
+    from denpex.hang_view import HangRequest, hang_from_paths
 
     if scheduler is not None and scheduler not in {s.value for s in Scheduler}:
         fail(f"--scheduler must be slurm or kubernetes, not {scheduler!r}")
