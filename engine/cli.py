@@ -24,10 +24,11 @@ from typer._click.exceptions import UsageError  # typer vendors click; no public
 
 from denpex import __version__
 from denpex.distributed.commands import jobs_app
-from denpex.errors import DenpexError, NotRecorded
+from denpex.errors import DenpexError
 from denpex.hybrid.cli import OverlayOption, StoreOption, curate_app, hybrid_app
 from denpex.models import Diagnosis, Status
 from denpex.pipeline import DiagnoseOptions, Hybrid, diagnose
+from denpex.store.errors import NotRecorded
 
 app = typer.Typer(
     name="denpex",
