@@ -484,7 +484,7 @@ def serve_command(
     import uvicorn
 
     from denpex.api.app import ApiSettings, create_app
-    from denpex.api.auth import NonceLedger, tenants_from_config
+    from denpex.auth import NonceLedger, tenants_from_config
 
     try:
         configured = tenants_from_config(json.loads(tenants.read_text(encoding="utf-8")))
@@ -610,7 +610,7 @@ def _send_bundle(base: str, tenant: str, secret: str, data: bytes) -> None:
     import urllib.error
     import urllib.request
 
-    from denpex.api.auth import signed_headers
+    from denpex.auth import signed_headers
 
     path = "/v1/bundles"
     request = urllib.request.Request(
