@@ -23,9 +23,10 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 from typer._click.exceptions import UsageError  # typer vendors click; no public alias
 
 from denpex import __version__
+from denpex.cli.cache import default_cache_dir
+from denpex.cli.hybrid import OverlayOption, StoreOption, curate_app, hybrid_app
 from denpex.distributed.commands import jobs_app
 from denpex.errors import DenpexError
-from denpex.hybrid.cli import OverlayOption, StoreOption, curate_app, hybrid_app
 from denpex.models import Diagnosis, Status
 from denpex.pipeline import DiagnoseOptions, Hybrid, diagnose
 from denpex.store.errors import NotRecorded
@@ -105,14 +106,6 @@ def _progress(enabled: bool) -> Iterator[Callable[[str, int], None] | None]:
             bar.update(task, advance=read, description=f"scanning {name[-40:]}")
 
         yield advance
-
-
-def default_cache_dir() -> Path:
-    """$DENPEX_CACHE_DIR, else $XDG_CACHE_HOME/denpex, else ~/.cache/denpex."""
-    if explicit := os.environ.get("DENPEX_CACHE_DIR"):
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "denpex"
 
 
 CacheOption = Annotated[
