@@ -197,7 +197,7 @@ def eval_retrieval(
     ] = False,
 ) -> None:
     """Leave-one-out nearest-incident class accuracy at k=1 and k=5."""
-    from denpex.retrieval.evaluate import evaluate_retrieval
+    from denpex.evaluation.retrieval import evaluate_retrieval
     from denpex.signatures.library import load_library
 
     with tempfile.TemporaryDirectory(prefix="denpex-eval-") as workdir:
@@ -237,7 +237,7 @@ def eval_family_out(
     as_json: Annotated[bool, typer.Option("--json", help="every case as JSON")] = False,
 ) -> None:
     """Remove one signature family at a time; does retrieval still name the right class?"""
-    from denpex.hybrid.family_out import evaluate_family_out
+    from denpex.evaluation.family_out import evaluate_family_out
     from denpex.signatures.library import load_library
 
     with tempfile.TemporaryDirectory(prefix="denpex-eval-") as workdir:
@@ -506,7 +506,7 @@ def eval_learning(
     """The learning curve: replay the held-out rounds in order, curating each round's misses
     (confirm with the label, propose, promote when the back-test is clean), and score each
     round blind with and without the curation of the rounds before it."""
-    from denpex.curation.learning import learning_curve
+    from denpex.evaluation.learning import learning_curve
 
     chosen = tuple(healthy) if healthy is not None else (Path("evals/healthy"),)
     with tempfile.TemporaryDirectory(prefix="denpex-learning-") as workdir:

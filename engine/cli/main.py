@@ -731,8 +731,8 @@ def eval_command(
     experimental: ExperimentalOption = False,
 ) -> None:
     """Diagnose every labelled case of a corpus and measure accuracy, calibration and speed."""
-    from denpex.evaluate import check_thresholds, evaluate, held_out
-    from denpex.render.evaluation import render_eval_text
+    from denpex.evaluation.corpus import check_thresholds, evaluate, held_out
+    from denpex.evaluation.render import render_eval_text
     from denpex.signatures.library import load_library
 
     cache_dir = default_cache_dir() if cache else None

@@ -29,7 +29,7 @@ from denpex.curation.promote import check, current_library, packaged_library, pr
 from denpex.curation.propose import propose
 from denpex.curation.settings import CurationSettings
 from denpex.errors import InputError
-from denpex.evaluate import case_inputs, load_expected
+from denpex.evaluation.corpus import case_inputs, load_expected
 from denpex.evidence import Evidence, EvidenceOptions, assemble
 from denpex.hybrid.harvest import abnormal_lines
 from denpex.hybrid.path import HybridCase, HybridPath
