@@ -29,7 +29,7 @@ from pathlib import Path
 
 import httpx
 
-from denpex.api.auth import signed_headers
+from denpex.auth import signed_headers
 
 REPO = Path(__file__).resolve().parents[1]
 TENANT, SECRET = "bench", "bench-secret-0123456789"

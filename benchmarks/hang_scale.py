@@ -105,9 +105,9 @@ def main() -> int:
     parser.add_argument("--budget-s", type=float, default=10.0)
     args = parser.parse_args()
 
-    from denpex.hang.command import HangRequest, hang_from_paths
     from denpex.hang.dumps import read_dump
     from denpex.hang.triage import triage_dumps
+    from denpex.hang_view import HangRequest, hang_from_paths
 
     dumps, culprit = expand(args.ranks, args.history)
     total = sum(len(data) for _, data in dumps)

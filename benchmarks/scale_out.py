@@ -134,7 +134,7 @@ class Worker:
 
 def bundles(directory: Path, nodes: list[str]) -> dict[str, Any]:
     """Every node's bundle made here (summed node-side cost), then assembled as the service does."""
-    from denpex.api.auth import Tenant
+    from denpex.auth import Tenant
     from denpex.distributed.bundles import BundleName, assemble_bundles, make_bundle, open_bundle
     from denpex.distributed.codec import Signatures
     from denpex.distributed.local import scan_settings

@@ -31,8 +31,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from denpex.ingest.reader import iter_chunks
-from denpex.match.library import CATALOG_SUFFIX, default_rules_dir, load_library
 from denpex.match.scan import Matcher
+from denpex.signatures.library import CATALOG_SUFFIX, default_rules_dir, load_library
 
 GIB = 1024**3
 STAMP = "generated.json"

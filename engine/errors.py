@@ -6,17 +6,13 @@
     │   └── InputTooSlow    past the time limit for reading it
     ├── RulesError      a signature library that does not load, compile or validate
     └── NotRecorded     a diagnosis was made but the incident store could not record it
-                        (the CLI prints it and exits 3; the API answers 503)
+                        (the CLI prints it and exits 3; the API answers 503); it carries the
+                        diagnosis, so it lives above the models, in `denpex.store.errors`
 
 Anything else escaping a stage is a bug in denpex, not in the input.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from denpex.models import Diagnosis
 
 
 class DenpexError(Exception):
@@ -37,13 +33,3 @@ class InputTooSlow(InputError):
 
 class RulesError(DenpexError):
     """The signature library cannot be loaded, compiled or validated."""
-
-
-class NotRecorded(DenpexError):
-    """The diagnosis was made, but the incident store it was asked to go to refused it (after
-    trying again where the refusal was momentary). The diagnosis is kept for the caller to
-    show; nothing was written."""
-
-    def __init__(self, message: str, diagnosis: Diagnosis) -> None:
-        super().__init__(message)
-        self.diagnosis = diagnosis

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from denpex.match.signature import Role, Signature
+from denpex.signatures.signature import Role, Signature
 
 
 @dataclass(frozen=True, slots=True)

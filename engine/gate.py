@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping, Sequence
 from denpex.events import Match
 from denpex.hang.models import HangReport
 from denpex.ingest.timestamps import to_datetime
-from denpex.match.signature import Role
 from denpex.models import (
     ClockOffset,
     Diagnosis,
@@ -31,6 +30,7 @@ from denpex.models import (
 from denpex.reason.abnormal import unexplained_cause, unexplained_summary
 from denpex.reason.hypothesis import Hypothesis
 from denpex.reason.root_causes import no_cause_summary, summary_of, to_root_cause
+from denpex.signatures.signature import Role
 from denpex.timeline.order import OrderedTimeline
 
 FIRST_ABNORMAL_SHOWN = 16

@@ -30,11 +30,11 @@ from denpex.gate import gate
 from denpex.hybrid.harvest import abnormal_lines
 from denpex.ingest.sources import InputLimits
 from denpex.match.compiled import compiled_matcher
-from denpex.match.library import Library
 from denpex.match.scan import AbnormalLines, Matcher
 from denpex.models import Diagnosis, InputSummary
 from denpex.reason.from_dumps import hang_hypotheses
 from denpex.reason.hypotheses import form_hypotheses
+from denpex.signatures.library import Library
 from denpex.silent.causes import with_silent_findings
 from denpex.silent.detect import find_silent_failures
 from denpex.timeline.order import OrderedTimeline

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from denpex.match.compiled import compiled_matcher
-from denpex.match.library import Library, load_library
 from denpex.match.scan import Matcher
 from denpex.models import Diagnosis
 from denpex.pipeline import DiagnoseOptions, diagnose
+from denpex.signatures.library import Library, load_library
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"

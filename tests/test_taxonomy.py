@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import yaml
 
-from denpex.match.library import default_rules_dir
-from denpex.match.signature import Maturity, Signature
+from denpex.signatures.library import default_rules_dir
+from denpex.signatures.signature import Maturity, Signature
 from denpex.taxonomy import Relay, class_of_dump_kind, classes, traits
 from tests.conftest import cached_library
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from denpex.hang.command import HangRequest, hang_from_paths
+from denpex.hang_view import HangRequest, hang_from_paths
 from denpex.pipeline import diagnose
 from tests.conftest import REPO
 

@@ -31,8 +31,8 @@ from catalogs.core.source import (
     release_tree,
 )
 from catalogs.core.writer import CATALOG_FILE, read_lock, write_catalog
-from denpex.match.library import load_library
 from denpex.match.scan import Matcher
+from denpex.signatures.library import load_library
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES_DIR = ROOT / "rules"

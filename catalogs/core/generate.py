@@ -30,7 +30,7 @@ from catalogs.core.pattern import (
 from catalogs.core.render import ValueRule, render_line, render_values, value_rules
 from catalogs.core.source import SourceSpec
 from denpex.match.scan import Matcher
-from denpex.match.signature import Signature
+from denpex.signatures.signature import Signature
 from denpex.taxonomy import classes
 
 CATALOG_PRIORITY = 20

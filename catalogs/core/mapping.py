@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from catalogs.core.message import Message
-from denpex.match.signature import UNCLEAR_PRIOR, Role
+from denpex.signatures.signature import UNCLEAR_PRIOR, Role
 from denpex.taxonomy import Owner, class_next_steps, classes
 
 Disposition = Literal["mapped", "context", "excluded"]

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from catalogs.core.message import Style
-from denpex.match.backends import PatternSpec, available_backends, make_scanner
-from denpex.match.keywords import required_literals
+from denpex.signatures.backends import PatternSpec, available_backends, make_scanner
+from denpex.signatures.keywords import required_literals
 
 
 class Unsafe(ValueError):

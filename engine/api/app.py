@@ -22,7 +22,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from denpex import __version__
 from denpex.api import routes_bundles, routes_diagnoses, routes_hang, routes_page, routes_slack
-from denpex.api.auth import MemoryNonces, NonceLedger, Verifier
 from denpex.api.jobs import Diagnoser
 from denpex.api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from denpex.api.metrics import ApiMetrics
@@ -38,11 +37,12 @@ from denpex.api.service import (
 )
 from denpex.api.service import allow as _allow
 from denpex.api.service import signed_body as _signed_body
+from denpex.auth import MemoryNonces, NonceLedger, Verifier
 from denpex.curation.settings import CurationSettings
-from denpex.match.library import load_library
 from denpex.match.scan import Matcher
 from denpex.pipeline import Hybrid
 from denpex.schemas import diagnosis_schema
+from denpex.signatures.library import load_library
 
 __all__ = ["ApiSettings", "SignedBody", "_allow", "_signed_body", "create_app"]
 
@@ -91,7 +91,7 @@ def create_app(
         docs_url=None,
         redoc_url=None,
         description="Failure diagnosis for distributed ML runs. Requests to /v1 are signed per "
-        "tenant (see denpex.api.auth); errors are RFC 9457 problem documents.",
+        "tenant (see denpex.auth); errors are RFC 9457 problem documents.",
     )
     app.add_exception_handler(StarletteHTTPException, problem)
     app.add_exception_handler(RequestValidationError, invalid_request)

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException
 from fastapi.responses import JSONResponse
 
-from denpex.api.auth import Tenant
+from denpex.auth import Tenant
 from denpex.curation.backtest import backtest
 from denpex.curation.errors import PromotionRefused
 from denpex.curation.overlay import Overlay

@@ -25,12 +25,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
-from denpex.errors import DenpexError, InputTooLarge, InputTooSlow, NotRecorded
+from denpex.errors import DenpexError, InputTooLarge, InputTooSlow
 from denpex.evidence import EvidenceOptions, ScanResult, assemble_scan
 from denpex.ingest.sources import InputLimits
 from denpex.match.scan import Matcher
 from denpex.models import Diagnosis
 from denpex.pipeline import DiagnoseOptions, Hybrid, RecordedAs, diagnose, diagnose_evidence
+from denpex.store.errors import NotRecorded
 
 if TYPE_CHECKING:
     from denpex.api.metrics import ApiMetrics

@@ -20,9 +20,9 @@ from denpex.api.jobs import failure_of
 from denpex.api.service import SignedBody, allow, state_of
 from denpex.errors import DenpexError
 from denpex.evidence import EvidenceOptions, assemble
-from denpex.hang.command import hang_view
 from denpex.hang.models import Scheduler
 from denpex.hang.render import to_text
+from denpex.hang_view import hang_view
 from denpex.ingest.sources import InputLimits
 
 router = APIRouter(tags=["hang triage"])

@@ -3,7 +3,7 @@
 Consumes nothing on the server: `GET /` returns one self-contained page (no external asset, so
 it works offline). In the browser, the page signs each request with the tenant's secret the
 person types in (kept in the tab's sessionStorage only), exactly as a bot signs it
-(`denpex.api.auth`): WebCrypto's SHA-256 and HMAC, a fresh nonce. It posts the pasted text or
+(`denpex.auth`): WebCrypto's SHA-256 and HMAC, a fresh nonce. It posts the pasted text or
 the dropped file (a log or an archive) to `POST /v1/diagnoses?render=html`, follows a job's
 status URL when the server answers 202, and shows the HTML report in a sandboxed frame.
 """

@@ -19,8 +19,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from denpex.api.auth import AuthError, NotAllowed, Tenant, Verifier
 from denpex.api.metrics import ApiMetrics
+from denpex.auth import AuthError, NotAllowed, Tenant, Verifier
 from denpex.errors import DenpexError
 from denpex.match.scan import Matcher
 from denpex.pipeline import Hybrid

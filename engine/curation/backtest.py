@@ -22,11 +22,11 @@ from denpex.curation.rediagnose import rediagnose
 from denpex.curation.settings import CurationSettings
 from denpex.evidence import EvidenceOptions, assemble
 from denpex.hybrid.harvest import abnormal_lines
-from denpex.match.library import Library, library_of
 from denpex.match.scan import AbnormalLines, Matcher
-from denpex.match.signature import Signature
 from denpex.models import Diagnosis
 from denpex.pipeline import DiagnoseOptions, diagnose_evidence
+from denpex.signatures.library import Library, library_of
+from denpex.signatures.signature import Signature
 from denpex.store.store import IncidentStore
 
 SEED = "seed"

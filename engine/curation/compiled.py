@@ -12,9 +12,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
-from denpex.match.library import Library
 from denpex.match.scan import Matcher
-from denpex.match.signature import Signature
+from denpex.signatures.library import Library
+from denpex.signatures.signature import Signature
 
 KEPT = 3
 _kept: OrderedDict[tuple[str, str, tuple[str, ...]], Matcher] = OrderedDict()

@@ -14,8 +14,8 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from denpex.match.library import load_overlay
-from denpex.match.signature import Signature
+from denpex.signatures.library import load_overlay
+from denpex.signatures.signature import Signature
 
 HISTORY = "HISTORY.jsonl"
 

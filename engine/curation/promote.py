@@ -26,9 +26,9 @@ from denpex.curation.overlay import Overlay
 from denpex.curation.rediagnose import rediagnose
 from denpex.curation.settings import CurationSettings
 from denpex.hybrid.harvest import abnormal_lines
-from denpex.match.library import Library, load_library, load_overlay
 from denpex.match.lint import lint_added
-from denpex.match.signature import Signature
+from denpex.signatures.library import Library, load_library, load_overlay
+from denpex.signatures.signature import Signature
 from denpex.store.schema import CurationState
 from denpex.store.store import IncidentStore
 

@@ -30,11 +30,11 @@ from denpex.curation.corpora import TextLine, case_lines, healthy_paths, labelle
 from denpex.curation.errors import CurationError
 from denpex.curation.mining import PatternDraft, message, mine, template_pattern
 from denpex.curation.settings import CurationSettings
-from denpex.match.library import Library
 from denpex.match.lint import KNOWN_PLACEHOLDERS
-from denpex.match.signature import GENERIC_MAX_PRIORITY, Role, Signature
 from denpex.retrieval.masking import mask
 from denpex.retrieval.seed import load_seed
+from denpex.signatures.library import Library
+from denpex.signatures.signature import GENERIC_MAX_PRIORITY, Role, Signature
 from denpex.store.records import ExcerptLine, Incident
 from denpex.store.schema import CurationState
 from denpex.store.store import IncidentStore

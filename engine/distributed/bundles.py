@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from denpex.api.auth import Tenant, bundle_signed_by, sign_bundle
+from denpex.auth import Tenant, bundle_signed_by, sign_bundle
 from denpex.distributed.codec import CodecError, Signatures, decode_input, encode_input
 from denpex.distributed.fanout import (
     Assembled,

@@ -43,11 +43,12 @@ from denpex.distributed.fanout import (
     ref_of,
     scan_units,
 )
-from denpex.errors import DenpexError, InputError, NotRecorded
+from denpex.errors import DenpexError, InputError
 from denpex.evidence import EvidenceOptions, assemble_scan
 from denpex.ingest.sources import FileRef, InputLimits, StreamRef
 from denpex.models import Diagnosis
 from denpex.pipeline import DiagnoseOptions, RecordedAs, diagnose_evidence
+from denpex.store.errors import NotRecorded
 
 DEFAULT_QUEUE = "denpex"
 DEFAULT_VISIBILITY_TIMEOUT_S = 1800.0

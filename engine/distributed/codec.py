@@ -26,11 +26,11 @@ from denpex.errors import InputError
 from denpex.events import Attribution, Event, Match
 from denpex.hang.dumps import frame_outside_torch
 from denpex.hang.plain_pickle import PickleLimits, load_plain
-from denpex.match.library import Library
 from denpex.match.scan import ScannedInput
-from denpex.match.signature import Signature
 from denpex.progress.formats import Point
 from denpex.progress.series import ProgressRecord
+from denpex.signatures.library import Library
+from denpex.signatures.signature import Signature
 
 RAW_DUMP_KEPT = 1024 * 1024
 """Bytes of an unreadable dump carried, so the reader refuses it for the same reason."""

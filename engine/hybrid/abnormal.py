@@ -21,7 +21,7 @@ import re
 from enum import IntEnum
 
 from denpex.ingest.attribution import split_prefixes
-from denpex.match.signature import Signature
+from denpex.signatures.signature import Signature
 
 CONTINUATION_FAMILY = "continuation"
 REPORTS_FAILURE = 0.2

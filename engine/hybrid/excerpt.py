@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from denpex.events import Match
 from denpex.ingest.timestamps import to_datetime
-from denpex.match.signature import Role
 from denpex.retrieval.masking import mask
+from denpex.signatures.signature import Role
 from denpex.store.records import ExcerptLine
 from denpex.timeline.clock import HostClock
 from denpex.timeline.order import OrderedTimeline

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from denpex.events import Match
 from denpex.hybrid.abnormal import continues, is_abnormal, is_below_error
-from denpex.match.library import load_library
 from denpex.match.scan import AbnormalLines, Matcher
+from denpex.signatures.library import load_library
 
 __all__ = ["abnormal_lines", "is_below_error", "judged", "lexicon_matcher"]
 

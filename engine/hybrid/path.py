@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from denpex.errors import DenpexError, NotRecorded
+from denpex.errors import DenpexError
 from denpex.events import Match
 from denpex.evidence import Evidence
 from denpex.hybrid.chat import ChatModel, LiteLLMChat, LLMUnavailable
@@ -41,6 +41,7 @@ from denpex.reason.abnormal import origin_of
 from denpex.retrieval.embedder import Embedder, SentenceTransformerEmbedder
 from denpex.retrieval.index import FaissIndex, VectorIndex
 from denpex.retrieval.similar import ClassVote, Neighbour, SimilarIncidents, vote
+from denpex.store.errors import NotRecorded
 from denpex.store.records import ExcerptLine, IncidentDraft, input_digests
 from denpex.store.store import IncidentStore, StoreError, open_store
 from denpex.timeline.order import OrderedTimeline

@@ -1,1 +1,1 @@
-"""match stage."""
+"""Matching: inputs scanned with the compiled signature library into matches on events."""

@@ -17,8 +17,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from denpex.match.library import load_library
 from denpex.match.scan import Matcher
+from denpex.signatures.library import load_library
 
 _compiled: dict[tuple[Path | None, bool, str, Path | None, str | None], Matcher] = {}
 _compiling = threading.Lock()

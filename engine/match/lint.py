@@ -16,9 +16,10 @@ from pathlib import Path
 
 from denpex.errors import RulesError
 from denpex.events import Match
-from denpex.match.backends import PatternSpec, available_backends, make_scanner
-from denpex.match.keywords import required_literals
-from denpex.match.library import (
+from denpex.match.scan import Matcher
+from denpex.signatures.backends import PatternSpec, available_backends, make_scanner
+from denpex.signatures.keywords import required_literals
+from denpex.signatures.library import (
     Library,
     default_rules_dir,
     library_of,
@@ -26,8 +27,7 @@ from denpex.match.library import (
     load_signature,
     signature_files,
 )
-from denpex.match.scan import Matcher
-from denpex.match.signature import MatchExample, Role, Signature
+from denpex.signatures.signature import MatchExample, Role, Signature
 
 # Names a template may use besides the captures: who the evidence is about, and the culprit
 # inference's outputs.

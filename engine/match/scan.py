@@ -32,10 +32,10 @@ from denpex.ingest.numbers import identifier
 from denpex.ingest.reader import Chunk, ReadReport, iter_chunks
 from denpex.ingest.sources import READ_ERRORS, Input, Rejoined
 from denpex.ingest.timestamps import parse_stamp
-from denpex.match.backends import Scanner, make_scanner
-from denpex.match.library import Library, PatternRef
-from denpex.match.signature import Role
 from denpex.progress.series import MAX_RECORDS_PER_INPUT, ProgressRecord, ProgressScanner
+from denpex.signatures.backends import Scanner, make_scanner
+from denpex.signatures.library import Library, PatternRef
+from denpex.signatures.signature import Role
 
 KEEP_EACH_END = 8
 TEXT_BLOCK = 64 * 1024

@@ -19,8 +19,8 @@ from pathlib import Path
 from denpex.events import Attribution
 from denpex.ingest.lines import SourceContext, clip, decode, line_bounds, split, stamp_of_line
 from denpex.ingest.reader import Chunk
-from denpex.match.backends import PatternSpec, Scanner, make_scanner
 from denpex.progress.formats import PROBE_KEY, Format, Point, formats, parse_message, parse_probe
+from denpex.signatures.backends import PatternSpec, Scanner, make_scanner
 
 MAX_RECORDS_PER_INPUT = 200_000
 """Beyond this many progress lines in one input, the rest are counted, not kept."""

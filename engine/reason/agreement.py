@@ -1,7 +1,7 @@
 """What every process of a job must print alike, and the hypothesis when they do not.
 
 Consumes the time-ordered matches; produces one `Hypothesis` per signature with an `agreement`
-(see `denpex.match.signature.Agreement`) whose processes disagree: the network NCCL chose on
+(see `denpex.signatures.signature.Agreement`) whose processes disagree: the network NCCL chose on
 each process, the arguments each process passed to the collective at one opCount. Nothing in
 such a line is abnormal on its own; the difference is the finding, and the signature's class
 says what it means (transports that cannot talk to each other, collectives that do not match).

@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 
 from denpex.events import Match
 from denpex.ingest.numbers import identifier
-from denpex.match.signature import Role
 from denpex.models import RankBasis
 from denpex.reason.origin import (
     Finding,
@@ -28,6 +27,7 @@ from denpex.reason.origin import (
     ranks_in,
     split_calls,
 )
+from denpex.signatures.signature import Role
 from denpex.taxonomy import Relay, divergent_calls_class, traits
 
 # Symptoms that only relay a failure elsewhere (taxonomy.yaml's `relay`: a peer gone, a

@@ -23,8 +23,8 @@ from itertools import pairwise
 from denpex.events import Attribution, Match
 from denpex.hang.models import Candidate, HangReport
 from denpex.ingest.numbers import identifier
-from denpex.match.signature import Role
 from denpex.reason.hypothesis import Hypothesis
+from denpex.signatures.signature import Role
 from denpex.taxonomy import class_of_dump_kind
 
 SLOWDOWN_FACTOR = 4.0

@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from denpex.events import Attribution, Match
-from denpex.match.signature import Role
 from denpex.models import RankBasis
 from denpex.reason.agreement import disagreements
 from denpex.reason.confidence import assign_confidence, culprit_confidence
@@ -41,6 +40,7 @@ from denpex.reason.origin import (
     ranks_in,
     single_process,
 )
+from denpex.signatures.signature import Role
 from denpex.taxonomy import Relay, can_cause
 
 SCHEDULER_LEAD_S = 60.0

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 from denpex.events import Attribution, Match
 from denpex.hang.models import Candidate
-from denpex.match.signature import Signature
 from denpex.reason.culprit import Culprit
 from denpex.reason.origin import Finding
+from denpex.signatures.signature import Signature
 from denpex.taxonomy import Category, Traits, failure_class, traits
 
 EVIDENCE_LINES = 6

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from denpex.events import Match
-from denpex.match.signature import Role
+from denpex.signatures.signature import Role
 from denpex.timeline.clock import HostClock, estimate_offsets
 from denpex.timeline.identity import resolve_ranks
 

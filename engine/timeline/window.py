@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from denpex.events import Match
-from denpex.match.signature import Role
+from denpex.signatures.signature import Role
 
 HOST_LOG_KINDS = frozenset({"kernel_log", "telemetry"})
 HOST_LOG_LEAD_S = 600.0

@@ -176,7 +176,7 @@ def fr_trace_runs(case: str) -> list[FrRun]:
 
 
 def denpex_verdict(case: str) -> tuple[str, bool]:
-    from denpex.hang.command import HangRequest, hang_from_paths
+    from denpex.hang_view import HangRequest, hang_from_paths
 
     root = HERE / case
     report = hang_from_paths(

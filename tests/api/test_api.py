@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from httpx import Response
 
 from denpex.api.app import ApiSettings, create_app
-from denpex.api.auth import signed_headers, tenants_from_config
+from denpex.auth import signed_headers, tenants_from_config
 from tests.conftest import BAD_SAMPLE
 
 SECRETS = {"acme": "acme-secret-0123456789", "globex": "globex-secret-0123456789"}

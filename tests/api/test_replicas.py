@@ -25,7 +25,7 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from denpex.api.auth import signed_headers
+from denpex.auth import signed_headers
 from denpex.store.store import open_store
 from tests.conftest import BAD_SAMPLE, REPO
 from tests.store.conftest import fresh_postgres_schema

@@ -15,8 +15,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from denpex.api.app import ApiSettings, create_app
-from denpex.api.auth import signed_headers, tenants_from_config
 from denpex.api.routes_slack import slack_signature
+from denpex.auth import signed_headers, tenants_from_config
 from denpex.hybrid.path import HybridPath
 from denpex.hybrid.settings import HybridSettings
 from denpex.store.nonces import StoreNonces

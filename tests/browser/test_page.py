@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from denpex.api.app import ApiSettings, create_app
-from denpex.api.auth import tenants_from_config
+from denpex.auth import tenants_from_config
 from tests.browser.conftest import Served, Watched
 from tests.conftest import BAD_SAMPLE
 

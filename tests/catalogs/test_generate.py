@@ -22,7 +22,7 @@ from catalogs.core.mapping import Mapping
 from catalogs.core.message import Message
 from catalogs.core.source import SourceSpec
 from catalogs.core.writer import read_lock, write_catalog
-from denpex.match.library import load_signature
+from denpex.signatures.library import load_signature
 
 # nccl src/include/checks.h (v2.18.6-1), SYSCHECK and CUDACHECK as written there.
 CHECKS_H = r"""

@@ -20,7 +20,7 @@ from catalogs.core.pattern import (
     shared_pattern,
 )
 from catalogs.core.render import render_message, value_rules
-from denpex.match.keywords import required_literals
+from denpex.signatures.keywords import required_literals
 
 
 def _search(regex: str, line: str) -> re.Match[str] | None:

@@ -8,7 +8,7 @@ import yaml
 from fastapi.testclient import TestClient
 
 from denpex.api.app import ApiSettings, create_app
-from denpex.api.auth import signed_headers, tenants_from_config
+from denpex.auth import signed_headers, tenants_from_config
 from tests.curation.conftest import LMDEPLOY, Recorded
 
 SECRET = "acme-secret-0123456789"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from denpex.curation.learning import rounds_of
+from denpex.evaluation.learning import rounds_of
 from tests.conftest import REPO
 
 

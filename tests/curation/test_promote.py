@@ -12,7 +12,7 @@ from denpex.curation.backtest import backtest
 from denpex.curation.errors import CurationError, PromotionRefused
 from denpex.curation.promote import current_library, parse_draft, promote
 from denpex.curation.propose import Draft, propose
-from denpex.match.library import default_rules_dir, load_library
+from denpex.signatures.library import default_rules_dir, load_library
 from tests.conftest import REPO
 from tests.curation.conftest import Recorded
 
@@ -170,7 +170,7 @@ def test_a_draft_that_changes_a_labelled_case_is_refused(recorded: Recorded) -> 
 
 
 def _backends() -> list[str]:
-    from denpex.match.backends import available_backends
+    from denpex.signatures.backends import available_backends
 
     return available_backends()
 

@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from denpex.api.app import create_app
-from denpex.api.auth import signed_headers
+from denpex.auth import signed_headers
 from denpex.distributed.bundles import BundleName, make_bundle
 from denpex.distributed.local import scan_settings
 from denpex.hybrid.path import HybridPath

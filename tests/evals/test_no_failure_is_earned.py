@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from denpex.evaluate import case_dirs, case_inputs, load_expected
+from denpex.evaluation.corpus import case_dirs, case_inputs, load_expected
 from denpex.models import Status
 from tests.conftest import REPO, diagnose_paths
 

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from denpex.hang.command import HangRequest, hang_from_paths
 from denpex.hang.models import Candidate, HangReport
+from denpex.hang_view import HangRequest, hang_from_paths
 from tests.hang.conftest import CASES, case_dir
 
 

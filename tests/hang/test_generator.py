@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from denpex.hang.command import HangRequest, hang_from_paths
+from denpex.hang_view import HangRequest, hang_from_paths
 from tests.conftest import REPO
 from tests.hang.conftest import EVALS
 

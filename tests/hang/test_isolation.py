@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from denpex.hang.command import HangRequest, hang_from_paths
 from denpex.hang.isolation import plan_isolation
 from denpex.hang.models import HangReport, Scheduler
+from denpex.hang_view import HangRequest, hang_from_paths
 from tests.conftest import REPO
 from tests.hang.conftest import case_dir
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from denpex.evaluation.retrieval import IndexedCase, index_corpus, scratch_path
 from denpex.retrieval.corpus import load_cases
 from denpex.retrieval.embedder import SentenceTransformerEmbedder
-from denpex.retrieval.evaluate import IndexedCase, index_corpus, scratch_path
 from tests.conftest import cache_dir, cached_library
 from tests.hybrid.support import copy_cases
 

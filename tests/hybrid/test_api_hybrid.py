@@ -10,7 +10,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from denpex.api.app import ApiSettings, create_app
-from denpex.api.auth import signed_headers, tenants_from_config
+from denpex.auth import signed_headers, tenants_from_config
 from denpex.models import Status
 from denpex.pipeline import DiagnoseOptions, diagnose
 from tests.hybrid.support import answering_path, case_inputs

@@ -15,7 +15,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from denpex.cli import app
-from denpex.match.library import default_rules_dir
+from denpex.signatures.library import default_rules_dir
 from tests.conftest import REPO
 from tests.curation.conftest import LMDEPLOY, MONKEYOCR
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from denpex.hybrid.family_out import evaluate_family_out
+from denpex.evaluation.family_out import evaluate_family_out
 from tests.conftest import cache_dir, cached_library
 from tests.hybrid.support import QUICK_SUBSET as SUBSET
 from tests.hybrid.support import copy_cases

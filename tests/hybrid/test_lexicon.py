@@ -5,8 +5,8 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from denpex.match.library import load_library
 from denpex.match.lint import lint
+from denpex.signatures.library import load_library
 
 LEXICON = Path(str(resources.files("denpex.hybrid").joinpath("lexicon")))
 

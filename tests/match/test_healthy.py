@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from denpex.match.scan import Matcher
-from denpex.match.signature import Role
 from denpex.models import Status
 from denpex.pipeline import scan_inputs
+from denpex.signatures.signature import Role
 from tests.conftest import REPO, diagnose_paths
 
 HEALTHY = REPO / "evals" / "healthy"

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from denpex.evaluate import case_inputs
+from denpex.evaluation.corpus import case_inputs
 from tests.conftest import REPO, diagnose_paths
 
 CORPUS = REPO / "evals" / "corpus"

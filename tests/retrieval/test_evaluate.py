@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from denpex.errors import InputError
+from denpex.evaluation.retrieval import evaluate_retrieval
 from denpex.retrieval.corpus import load_cases
-from denpex.retrieval.evaluate import evaluate_retrieval
 from tests.conftest import cache_dir, cached_library
 from tests.hybrid.support import QUICK_SUBSET as SUBSET
 from tests.hybrid.support import copy_cases

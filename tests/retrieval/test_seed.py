@@ -23,7 +23,8 @@ def _labelled_failures() -> dict[str, str]:
 def test_the_packaged_seed_is_every_labelled_failure_of_the_evals_with_its_label() -> None:
     seed = {item.case: item.failure_class for item in load_seed()}
     assert seed == _labelled_failures(), (
-        "retrieval/seed/incidents.jsonl is stale: run python -m denpex.retrieval.seed --write"
+        "engine/retrieval/seed/incidents.jsonl is stale: "
+        "run python -m denpex.evaluation.seed --write"
     )
     # A case in which denpex finds no abnormal line at all has nothing to be retrieved by.
     without_lines = [item.case for item in load_seed() if not item.templates]
@@ -49,7 +50,7 @@ def test_the_seed_vectors_ship_for_every_template_with_the_models_digest() -> No
 
     vectors = load_seed_vectors(SentenceTransformerEmbedder().digest)
     assert {t for item in load_seed() for t in item.templates} <= set(vectors), (
-        "rebuild with python -m denpex.retrieval.seed --write"
+        "rebuild with python -m denpex.evaluation.seed --write"
     )
     assert load_seed_vectors("the digest of another model") == {}
 

@@ -24,10 +24,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from denpex.errors import DenpexError, InputError
 from denpex.hybrid.harvest import abnormal_lines
-from denpex.match.library import Library
 from denpex.match.scan import Matcher
 from denpex.models import Diagnosis, Status
 from denpex.pipeline import DiagnoseOptions, diagnose_scan, scan_inputs
+from denpex.signatures.library import Library
 from denpex.taxonomy import classes
 
 EXPECTED = "expected.json"

@@ -23,11 +23,13 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 from typer._click.exceptions import UsageError  # typer vendors click; no public alias
 
 from denpex import __version__
+from denpex.cli.cache import default_cache_dir
+from denpex.cli.hybrid import OverlayOption, StoreOption, curate_app, hybrid_app
 from denpex.distributed.commands import jobs_app
-from denpex.errors import DenpexError, NotRecorded
-from denpex.hybrid.cli import OverlayOption, StoreOption, curate_app, hybrid_app
+from denpex.errors import DenpexError
 from denpex.models import Diagnosis, Status
 from denpex.pipeline import DiagnoseOptions, Hybrid, diagnose
+from denpex.store.errors import NotRecorded
 
 app = typer.Typer(
     name="denpex",
@@ -104,14 +106,6 @@ def _progress(enabled: bool) -> Iterator[Callable[[str, int], None] | None]:
             bar.update(task, advance=read, description=f"scanning {name[-40:]}")
 
         yield advance
-
-
-def default_cache_dir() -> Path:
-    """$DENPEX_CACHE_DIR, else $XDG_CACHE_HOME/denpex, else ~/.cache/denpex."""
-    if explicit := os.environ.get("DENPEX_CACHE_DIR"):
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "denpex"
 
 
 CacheOption = Annotated[
@@ -483,7 +477,7 @@ def serve_command(
     import uvicorn
 
     from denpex.api.app import ApiSettings, create_app
-    from denpex.api.auth import NonceLedger, tenants_from_config
+    from denpex.auth import NonceLedger, tenants_from_config
 
     try:
         configured = tenants_from_config(json.loads(tenants.read_text(encoding="utf-8")))
@@ -609,7 +603,7 @@ def _send_bundle(base: str, tenant: str, secret: str, data: bytes) -> None:
     import urllib.error
     import urllib.request
 
-    from denpex.api.auth import signed_headers
+    from denpex.auth import signed_headers
 
     path = "/v1/bundles"
     request = urllib.request.Request(
@@ -667,9 +661,9 @@ def hang_command(
 
     Reads the inputs as `denpex diagnose` does (the same evidence, the same culprit): the world
     size is inferred from the logs and dump names unless --world-size states it."""
-    from denpex.hang.command import HangRequest, hang_from_paths
     from denpex.hang.models import Scheduler
     from denpex.hang.render import to_json, to_text
+    from denpex.hang_view import HangRequest, hang_from_paths
 
     if scheduler is not None and scheduler not in {s.value for s in Scheduler}:
         fail(f"--scheduler must be slurm or kubernetes, not {scheduler!r}")
@@ -702,7 +696,7 @@ def schema_command() -> None:
 @app.command("version")
 def version_command() -> None:
     """Print denpex's version and the signature library's."""
-    from denpex.match.library import load_library
+    from denpex.signatures.library import load_library
 
     try:
         library = load_library(cache_dir=default_cache_dir())
@@ -737,9 +731,9 @@ def eval_command(
     experimental: ExperimentalOption = False,
 ) -> None:
     """Diagnose every labelled case of a corpus and measure accuracy, calibration and speed."""
-    from denpex.evaluate import check_thresholds, evaluate, held_out
-    from denpex.match.library import load_library
-    from denpex.render.evaluation import render_eval_text
+    from denpex.evaluation.corpus import check_thresholds, evaluate, held_out
+    from denpex.evaluation.render import render_eval_text
+    from denpex.signatures.library import load_library
 
     cache_dir = default_cache_dir() if cache else None
     options = DiagnoseOptions(
@@ -794,9 +788,9 @@ def rules_lint_command(rules: RulesOption = None, overlay: OverlayOption = None)
 @rules_app.command("test")
 def rules_test_command(rules: RulesOption = None) -> None:
     """Run every signature's match and near-miss examples in every available backend."""
-    from denpex.match.backends import available_backends
-    from denpex.match.library import load_library
     from denpex.match.lint import example_problems
+    from denpex.signatures.backends import available_backends
+    from denpex.signatures.library import load_library
 
     try:
         library = load_library(rules, include_experimental=True, cache_dir=default_cache_dir())
@@ -824,7 +818,7 @@ def rules_coverage_command(rules: RulesOption = None) -> None:
     excluded, and the signatures generated (from the catalogs' CATALOG.json files)."""
     from rich.table import Table
 
-    from denpex.match.coverage import read_coverage
+    from denpex.signatures.coverage import read_coverage
 
     try:
         emitters = read_coverage(rules)
@@ -867,7 +861,7 @@ def rules_list_command(
     """One line per signature: id, role, failure class, prior confidence, title."""
     from rich.table import Table
 
-    from denpex.match.library import load_library
+    from denpex.signatures.library import load_library
 
     try:
         library = load_library(rules, include_experimental=True, cache_dir=default_cache_dir())

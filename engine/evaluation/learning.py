@@ -29,16 +29,16 @@ from denpex.curation.promote import check, current_library, packaged_library, pr
 from denpex.curation.propose import propose
 from denpex.curation.settings import CurationSettings
 from denpex.errors import InputError
-from denpex.evaluate import case_inputs, load_expected
+from denpex.evaluation.corpus import case_inputs, load_expected
 from denpex.evidence import Evidence, EvidenceOptions, assemble
 from denpex.hybrid.harvest import abnormal_lines
 from denpex.hybrid.path import HybridCase, HybridPath
 from denpex.hybrid.settings import HybridSettings
-from denpex.match.library import Library
 from denpex.match.scan import AbnormalLines, Matcher
 from denpex.models import Diagnosis
 from denpex.pipeline import DiagnoseOptions, Hybrid, diagnose_evidence
 from denpex.retrieval.embedder import SentenceTransformerEmbedder
+from denpex.signatures.library import Library
 from denpex.store.store import IncidentStore, open_store, store_url
 
 _ROW = re.compile(r"^\| `([^`]+)` \| (\d+)( \(extra\))? \|")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from denpex.cli.cache import default_cache_dir
 from denpex.errors import DenpexError
 
 if TYPE_CHECKING:
@@ -196,9 +197,8 @@ def eval_retrieval(
     ] = False,
 ) -> None:
     """Leave-one-out nearest-incident class accuracy at k=1 and k=5."""
-    from denpex.cli import default_cache_dir
-    from denpex.match.library import load_library
-    from denpex.retrieval.evaluate import evaluate_retrieval
+    from denpex.evaluation.retrieval import evaluate_retrieval
+    from denpex.signatures.library import load_library
 
     with tempfile.TemporaryDirectory(prefix="denpex-eval-") as workdir:
         try:
@@ -237,9 +237,8 @@ def eval_family_out(
     as_json: Annotated[bool, typer.Option("--json", help="every case as JSON")] = False,
 ) -> None:
     """Remove one signature family at a time; does retrieval still name the right class?"""
-    from denpex.cli import default_cache_dir
-    from denpex.hybrid.family_out import evaluate_family_out
-    from denpex.match.library import load_library
+    from denpex.evaluation.family_out import evaluate_family_out
+    from denpex.signatures.library import load_library
 
     with tempfile.TemporaryDirectory(prefix="denpex-eval-") as workdir:
         try:
@@ -295,7 +294,6 @@ def _curation(
     healthy: list[Path] | None = None,
     backend: str = "auto",
 ) -> CurationSettings:
-    from denpex.cli import default_cache_dir
     from denpex.curation.settings import CurationSettings, default_eval_dirs, default_healthy
     from denpex.hybrid.cli_settings import HybridEnvironment, chosen_overlay, chosen_store
     from denpex.store.store import store_url
@@ -508,8 +506,7 @@ def eval_learning(
     """The learning curve: replay the held-out rounds in order, curating each round's misses
     (confirm with the label, propose, promote when the back-test is clean), and score each
     round blind with and without the curation of the rounds before it."""
-    from denpex.cli import default_cache_dir
-    from denpex.curation.learning import learning_curve
+    from denpex.evaluation.learning import learning_curve
 
     chosen = tuple(healthy) if healthy is not None else (Path("evals/healthy"),)
     with tempfile.TemporaryDirectory(prefix="denpex-learning-") as workdir:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from denpex.match.coverage import read_coverage
-from denpex.match.library import default_rules_dir
+from denpex.signatures.coverage import read_coverage
+from denpex.signatures.library import default_rules_dir
 from tests.test_cli import denpex
 
 

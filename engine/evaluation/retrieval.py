@@ -24,13 +24,13 @@ from pathlib import Path
 from denpex.evidence import Evidence
 from denpex.hybrid.path import HybridCase, HybridPath
 from denpex.hybrid.settings import HybridSettings
-from denpex.match.library import Library
 from denpex.match.scan import AbnormalLines, Matcher
 from denpex.models import Diagnosis
 from denpex.pipeline import DiagnoseOptions, diagnose
 from denpex.retrieval.corpus import LabelledCase, load_corpora, same_source
 from denpex.retrieval.embedder import Embedder
 from denpex.retrieval.similar import Neighbour, vote
+from denpex.signatures.library import Library
 from denpex.store.store import open_store, store_url
 
 CORPUS_CURATOR = "corpus label"

@@ -16,14 +16,14 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from denpex.evaluation.retrieval import IndexedCase, index_corpus, scratch_path
 from denpex.hybrid.path import HybridPath
-from denpex.match.library import Library
 from denpex.match.scan import Matcher
 from denpex.models import Status
 from denpex.pipeline import DiagnoseOptions, diagnose
 from denpex.retrieval.corpus import load_corpora, same_source
 from denpex.retrieval.embedder import Embedder
-from denpex.retrieval.evaluate import IndexedCase, index_corpus, scratch_path
+from denpex.signatures.library import Library
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from io import StringIO
 from rich.console import Console
 from rich.table import Table
 
-from denpex.evaluate import EvalReport, RankReport, ReliabilityBin, Subset
+from denpex.evaluation.corpus import EvalReport, RankReport, ReliabilityBin, Subset
 
 
 def _percent(share: float | None) -> str:

@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from denpex.match.backends import PatternSpec, available_backends, make_scanner
+from denpex.signatures.backends import PatternSpec, available_backends, make_scanner
 
 LINE = b"[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from denpex.errors import RulesError
-from denpex.match.library import CATALOG_SUFFIX, default_rules_dir
+from denpex.signatures.library import CATALOG_SUFFIX, default_rules_dir
 
 CATALOG_FILE = "CATALOG.json"
 

@@ -25,9 +25,9 @@ from pydantic import BaseModel, ValidationError
 
 from denpex.bulk import paused_gc
 from denpex.errors import RulesError
-from denpex.match.backends import PatternSpec
-from denpex.match.keywords import required_literals
-from denpex.match.signature import Maturity, Pattern, Signature
+from denpex.signatures.backends import PatternSpec
+from denpex.signatures.keywords import required_literals
+from denpex.signatures.signature import Maturity, Pattern, Signature
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +200,7 @@ def _parse_all(rules_dir: Path, files: list[Path]) -> list[Signature]:
     return signatures
 
 
-_CACHE_FORMAT = 2
+_CACHE_FORMAT = 3
 """Raised when what the cache holds changes shape; an older cache file is then not read."""
 
 
@@ -213,7 +213,7 @@ def _cache_file(cache_dir: Path, digest: str) -> Path:
 
 @functools.cache
 def _schema_key() -> str:
-    from denpex.match import signature
+    from denpex.signatures import signature
 
     hasher = hashlib.sha256(str(_CACHE_FORMAT).encode())
     hasher.update(Path(signature.__file__).read_bytes())
@@ -281,7 +281,7 @@ class _Parsed:
 
 
 class _SignatureUnpickler(pickle.Unpickler):
-    """Loads signatures only: the models and enumerations of `denpex.match.signature` and the
+    """Loads signatures only: the models and enumerations of `denpex.signatures.signature` and the
     taxonomy, and `_Parsed`; any other name is refused. The cache is this program's own file,
     but sitting in a cache folder does not make a file trusted to run code."""
 
@@ -295,7 +295,7 @@ class _SignatureUnpickler(pickle.Unpickler):
 @functools.cache
 def _cacheable_classes() -> dict[tuple[str, str], type]:
     from denpex import taxonomy
-    from denpex.match import signature
+    from denpex.signatures import signature
 
     found: dict[tuple[str, str], type] = {(__name__, _Parsed.__name__): _Parsed}
     for module in (signature, taxonomy):

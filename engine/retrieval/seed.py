@@ -3,7 +3,7 @@
 Consumes the packaged `seed/incidents.jsonl`: every labelled failure of `evals/corpus` and
 `evals/heldout` as the incident store holds an incident for retrieval (its masked lines) with its
 label and source; produces those incidents in a store, each confirmed with its label.
-`python -m denpex.retrieval.seed --write` rebuilds the file from the eval folders (run it when
+`python -m denpex.evaluation.seed --write` rebuilds the file from the eval folders (run it when
 cases are added); a test checks that it covers them.
 
 The seed's template vectors ship beside it (`seed/vectors.npy`, and `seed/vectors.json` naming
@@ -14,14 +14,11 @@ ignores them and embeds as usual.
 
 from __future__ import annotations
 
-import argparse
 import json
-import tempfile
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from denpex.models import Diagnosis, Provenance, Status
@@ -127,82 +124,3 @@ def _present(store: IncidentStore, incident_id: str) -> bool:
     except StoreError:
         return False
     return True
-
-
-# --- building the file from the eval folders ---------------------------------------------------
-
-
-def build_seed(corpora: Sequence[Path]) -> list[dict[str, object]]:
-    """Each labelled failure's masked lines, as the hybrid path records them."""
-    from denpex.match.library import load_library
-    from denpex.retrieval.corpus import load_corpora
-    from denpex.retrieval.embedder import SentenceTransformerEmbedder
-    from denpex.retrieval.evaluate import index_corpus, scratch_path
-
-    cases = load_corpora(corpora)
-    with tempfile.TemporaryDirectory(prefix="denpex-seed-") as workdir:
-        path = scratch_path(Path(workdir), SentenceTransformerEmbedder())
-        indexed = index_corpus(cases, path, load_library(), threshold=0.6)
-        incidents = path.store.incidents(item.incident_id for item in indexed)
-        by_id = {incident.id: incident for incident in incidents}
-        rows = []
-        for item in indexed:
-            rows.append(
-                {
-                    "case": item.case.name,
-                    "source": _source_of(item.case.directory),
-                    "failure_class": item.case.failure_class,
-                    "templates": by_id[item.incident_id].templates,
-                }
-            )
-    return rows
-
-
-def write_seed_vectors(rows: Sequence[dict[str, object]], directory: Path) -> int:
-    """Embeds the seed's distinct templates and writes them with the model's name and digest."""
-    import numpy as np
-
-    from denpex.retrieval.embedder import SentenceTransformerEmbedder
-
-    embedder = SentenceTransformerEmbedder()
-    templates = list(
-        dict.fromkeys(t for row in rows for t in row["templates"])  # type: ignore[attr-defined]
-    )
-    vectors = embedder.encode(templates)
-    with (directory / SEED_VECTORS).open("wb") as stream:
-        np.save(stream, vectors.astype(np.float32), allow_pickle=False)
-    meta = {"embedder": embedder.name, "model_digest": embedder.digest, "templates": templates}
-    (directory / SEED_VECTORS_META).write_text(
-        json.dumps(meta, ensure_ascii=False, indent=0) + "\n", encoding="utf-8"
-    )
-    return len(templates)
-
-
-def _source_of(directory: Path) -> str:
-    expected = json.loads((directory / "expected.json").read_text(encoding="utf-8"))
-    return str(expected.get("source") or directory.name)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "corpora", nargs="*", type=Path, default=[Path("evals/corpus"), Path("evals/heldout")]
-    )
-    parser.add_argument("--write", action="store_true", help=f"write retrieval/{SEED_RESOURCE}")
-    args = parser.parse_args(argv)
-    rows = build_seed(args.corpora)
-    text = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
-    if args.write:
-        here = Path(__file__).resolve().parent
-        target = here / SEED_RESOURCE
-        target.write_text(text, encoding="utf-8")
-        print(f"{len(rows)} seed incidents written to {target}")
-        count = write_seed_vectors(rows, here)
-        print(f"{count} template vectors written to {here / SEED_VECTORS}")
-    else:
-        print(text, end="")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

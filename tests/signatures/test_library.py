@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from denpex.errors import RulesError
-from denpex.match.backends import available_backends
-from denpex.match.library import Library, default_rules_dir, load_library
 from denpex.match.lint import lint, scan_winners
 from denpex.match.scan import Matcher
+from denpex.signatures.backends import available_backends
+from denpex.signatures.library import Library, default_rules_dir, load_library
 from tests.conftest import EXAMPLES
 
 # The session's scratch cache (tests/conftest.py): compiled databases are built once, as for a user.
