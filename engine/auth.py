@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import parse_qsl, urlencode
 
+from denpex.errors import DenpexError
+
 SCHEME = "v2"
 FEATURES = ("diagnose", "hang", "curate")
 """What a tenant's plan may allow; a tenant given as a bare secret has every feature."""
@@ -47,11 +49,11 @@ _DIGEST = re.compile(r"[0-9a-f]{64}")
 _NOT_SIGNED = "the request is not signed by a known tenant"
 
 
-class AuthError(Exception):
+class AuthError(DenpexError):
     """The request is not authenticated; the message says why, without secrets or tenants."""
 
 
-class NotAllowed(Exception):
+class NotAllowed(DenpexError):
     """The tenant is authenticated, but its plan does not include this feature."""
 
 

@@ -3,11 +3,25 @@
     DenpexError
     ├── InputError      input that cannot be used at all (the CLI exits 2 with one line)
     │   ├── InputTooLarge   past a size limit (unpacked bytes)
-    │   └── InputTooSlow    past the time limit for reading it
+    │   ├── InputTooSlow    past the time limit for reading it
+    │   ├── DumpError, PickleRefused, PickleUnreadable   a Flight Recorder dump (denpex.hang)
+    │   └── CodecError, BundleError   a node's evidence bundle (denpex.distributed)
     ├── RulesError      a signature library that does not load, compile or validate
-    └── NotRecorded     a diagnosis was made but the incident store could not record it
-                        (the CLI prints it and exits 3; the API answers 503); it carries the
-                        diagnosis, so it lives above the models, in `denpex.store.errors`
+    ├── StoreError      the incident store cannot be opened or written (denpex.store)
+    ├── QueueFull       the store's job queue is full (denpex.store.jobs)
+    ├── NotRecorded     a diagnosis was made but the incident store could not record it
+    │                   (the CLI prints it and exits 3; the API answers 503); it carries the
+    │                   diagnosis, so it lives above the models, in `denpex.store.errors`
+    ├── AuthError       a request or bundle not signed by a known tenant (401)
+    ├── NotAllowed      a tenant whose plan lacks the feature (403) (both in denpex.auth)
+    ├── Busy            every API job slot is taken (denpex.api.jobs; 503, retry later)
+    ├── BrokerUnavailable   the Celery broker cannot be reached (denpex.distributed)
+    ├── LLMUnavailable, PromptTooLarge, TokenizerError, AnswerError   the best effort's
+    │                   model step (denpex.hybrid); each falls back to the retrieval answer
+    ├── CurationError   a curation request that cannot be carried out as asked
+    ├── PromotionRefused    a draft signature that would harm the library (both in
+    │                   denpex.curation.errors)
+    └── (subclasses live beside the code that raises them and are listed here)
 
 Anything else escaping a stage is a bug in denpex, not in the input.
 """

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from denpex.api.service import ApiSettings
 
 
-class Busy(Exception):
+class Busy(DenpexError):
     """Every job slot is taken; the client should retry later."""
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from denpex.errors import DenpexError
 from denpex.hybrid.redact import Redactor
 from denpex.hybrid.retrieval_answer import evidence_of
 from denpex.models import RootCause, Source
@@ -28,7 +29,7 @@ _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 _LINE_ID = re.compile(r"^\s*\[?(L\d+)\]?\b")
 
 
-class AnswerError(ValueError):
+class AnswerError(DenpexError, ValueError):
     """The reply is not a usable answer; the message says why, for the repair request."""
 
 
