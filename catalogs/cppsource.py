@@ -16,6 +16,7 @@ _STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 _FUNCTION_START = re.compile(
     r"\b([A-Za-z_][\w:~]*)\s*\([^;{}]*\)\s*(?:const\s*)?(?:override\s*)?\{"
 )
+_STRINGIZED = re.compile(r"#\s*[A-Za-z_]\w*")
 _ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "'": "'"}
 
 
@@ -88,10 +89,18 @@ def _unescape(s: str) -> str:
 
 
 def _piece_text(arg: str) -> tuple[str, bool]:
-    """(text, is_literal) of one streamed piece: adjacent literals join, anything else is {}."""
+    """(text, is_literal) of one streamed piece: adjacent literals join, anything else is {}.
+
+    Inside a macro body a piece may span continued lines (`\\` newline) and may start with a
+    stringized macro parameter joined to literals (`#func "\\n fails with status: "`): that is
+    `{}` followed by the literal text."""
+    arg = re.sub(r"\\\n", " ", arg).strip()
     strings = list(_STRING.finditer(arg))
-    if strings and _STRING.sub("", arg).strip() == "":
+    rest = _STRING.sub("", arg).strip()
+    if strings and rest == "":
         return "".join(_unescape(m.group(1)) for m in strings), True
+    if strings and _STRINGIZED.fullmatch(rest) and arg.startswith("#"):
+        return "{}" + "".join(_unescape(m.group(1)) for m in strings), False
     return "{}", False
 
 

@@ -11,7 +11,10 @@ warning level or above (`logger.warning/error/exception/critical(...)`) and warn
 - `"..." % args` is `printf`; `"...{}...".format(...)` is `brace`;
 - `a + b` of strings and f-strings joins the parts, a non-string operand becoming `{expr}`;
 - a bare name (`raise RuntimeError(msg)`) is resolved to the last assignment of that name in the
-  same function, when that assignment is one of the forms above.
+  same function, when that assignment is one of the forms above;
+- a helper that raises for its caller (DDP's `self._log_and_throw(ValueError, "...")`) is read
+  like a raise when the caller names it in `throwers`: the helper's name -> the positions of its
+  exception type and message arguments.
 
 Nothing is decided here about what a message means; that is the mapping's job.
 """
@@ -128,9 +131,12 @@ def _logger_call(call: ast.Call, methods: dict[str, str]) -> str | None:
 
 
 class _Finder(ast.NodeVisitor):
-    def __init__(self, rel: str, methods: dict[str, str]) -> None:
+    def __init__(
+        self, rel: str, methods: dict[str, str], throwers: dict[str, tuple[int, int]]
+    ) -> None:
         self.rel = rel
         self.methods = methods
+        self.throwers = throwers
         self.found: list[PyMessage] = []
         self.stack: list[str] = []
         self.names: list[dict[str, ast.AST]] = [{}]
@@ -187,7 +193,11 @@ class _Finder(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         level = _logger_call(node, self.methods)
-        if level and node.args:
+        thrower = self.throwers.get(_callee_name(node.func))
+        if thrower and len(node.args) > max(thrower):
+            exc_type, message = (node.args[i] for i in thrower)
+            self._add(node, message, _callee_name(exc_type) or "Exception")
+        elif level and node.args:
             # logging formats lazily: `log.warning("... %s", value)` is a printf format
             self._add(node, node.args[0], level, lazy_args=len(node.args) > 1)
         elif _callee_name(node.func) == "warn" and isinstance(node.func, (ast.Attribute, ast.Name)):
@@ -204,16 +214,26 @@ class _Finder(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def messages_in_file(path: Path, rel: str, include_info: bool = False) -> list[PyMessage]:
+def messages_in_file(
+    path: Path,
+    rel: str,
+    include_info: bool = False,
+    throwers: dict[str, tuple[int, int]] | None = None,
+) -> list[PyMessage]:
     """Every message in one Python file, in source order (INFO logs too when asked)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=rel)
-    finder = _Finder(rel, {**LOG_METHODS, **INFO_METHODS} if include_info else LOG_METHODS)
+    methods = {**LOG_METHODS, **INFO_METHODS} if include_info else LOG_METHODS
+    finder = _Finder(rel, methods, throwers or {})
     finder.visit(tree)
     return sorted(finder.found, key=lambda m: (m.line, m.text))
 
 
 def messages_under(
-    root: Path, subdirs: list[str], skip: tuple[str, ...] = (), include_info: bool = False
+    root: Path,
+    subdirs: list[str],
+    skip: tuple[str, ...] = (),
+    include_info: bool = False,
+    throwers: dict[str, tuple[int, int]] | None = None,
 ) -> Iterator[PyMessage]:
     """Messages of every `.py` file under root/subdir (sorted paths; tests and skips left out)."""
     for sub in subdirs:
@@ -223,4 +243,4 @@ def messages_under(
             rel = path.relative_to(root).as_posix()
             if "/test" in rel or any(rel.startswith(s) for s in skip):
                 continue
-            yield from messages_in_file(path, rel, include_info)
+            yield from messages_in_file(path, rel, include_info, throwers)

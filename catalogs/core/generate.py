@@ -275,7 +275,10 @@ def _shared(wordings: list[Entry]) -> Converted | None:
 
 
 def mark_hand_written(entries: list[Entry], hand: Matcher | None, spec: SourceSpec) -> None:
-    """Entries whose message text a hand-written signature already claims map to it.
+    """Entries whose message text a specific hand-written signature already claims map to it.
+
+    A generic fallback (any uncaught exception: priority <= 10) claims no message: on the line
+    the emitter's own catalogued message outranks it, so the message keeps its signature.
 
     A claim that lies wholly inside one value the generator filled in (a CUDA error string
     that nccl-tests quotes, matched by a hand-written CUDA signature) covers the lines with
@@ -291,6 +294,8 @@ def mark_hand_written(entries: list[Entry], hand: Matcher | None, spec: SourceSp
         winners: list[str] = []
         held: set[int] = set()
         for match in hand.scan_text(entry.rendered):
+            if match.signature.fallback:
+                continue
             values = _values_holding(match.signature, entry.rendered, entry.values)
             if values:
                 held |= values

@@ -48,7 +48,11 @@ class SourceSpec(BaseModel):
         description="where the source comes from, e.g. https://github.com/NVIDIA/nccl"
     )
     releases: list[Release] = Field(min_length=1, description="oldest first")
-    paths: list[str] = Field(default_factory=list, description="what extract.py reads")
+    paths: list[str] = Field(
+        default_factory=list,
+        description="what extract.py reads; a git exclude pathspec (':(exclude)src/kernels/*.spv') "
+        "leaves out files the mirror does not hold (large binaries)",
+    )
     line_template: str | dict[str, str] = Field(
         "{message}",
         description="the emitter's real line prefix around {message} (or one per level, '*' "
@@ -165,7 +169,9 @@ def release_tree(checkout: Path, ref: str, paths: list[str]) -> Iterator[Path]:
     try:
         archive = scratch / "tree.tar"
         command = ["git", "--git-dir", str(git_dir), "archive", "--format=tar", ref]
-        existing = [p for p in paths if _exists(git_dir, ref, p)]
+        existing = [p for p in paths if p.startswith(":(exclude)") or _exists(git_dir, ref, p)]
+        if all(p.startswith(":(exclude)") for p in existing):
+            existing = []  # only exclusions: none of the paths is in this release
         command += ["--", *existing] if existing else []
         with archive.open("wb") as handle:
             result = subprocess.run(command, stdout=handle, stderr=subprocess.PIPE, check=False)

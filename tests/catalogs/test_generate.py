@@ -4,6 +4,7 @@ mapping, release ranges, and a deterministic, idempotent writer."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,15 +15,19 @@ from catalogs.core.generate import (
     Catalog,
     build_signatures,
     classify,
+    mark_hand_written,
     merge_releases,
     merge_rewordings,
     release_range,
 )
 from catalogs.core.mapping import Mapping
 from catalogs.core.message import Message
-from catalogs.core.source import SourceSpec
+from catalogs.core.source import SourceSpec, release_tree
 from catalogs.core.writer import read_lock, write_catalog
-from denpex.signatures.library import load_signature
+from denpex.match.scan import Matcher
+from denpex.signatures.library import load_library, load_signature
+
+RULES = Path(__file__).resolve().parents[2] / "rules"
 
 # nccl src/include/checks.h (v2.18.6-1), SYSCHECK and CUDACHECK as written there.
 CHECKS_H = r"""
@@ -265,3 +270,62 @@ def test_an_anchor_pattern_must_match_the_anchor_it_stands_for() -> None:
     assert spec.anchor_pattern_for("INFO") == ""
     with pytest.raises(ValidationError, match="does not match its anchor"):
         SourceSpec.model_validate(base | {"anchor_patterns": {"WARN": r"\[\d+\] WARN "}})
+
+
+PY_SPEC = SourceSpec.model_validate(
+    {
+        "emitter": "pytorch_ddp",
+        "repo": "https://github.com/pytorch/pytorch",
+        "releases": [{"line": "2.7", "ref": "v2.7.1"}],
+        "line_template": "[rank3]: {level}: {message}",
+    }
+)
+PY_MAPPING = Mapping.model_validate(
+    {
+        "emitter": "pytorch_ddp",
+        "family": "pytorch_ddp_cat",
+        "owner_default": "training",
+        "references": ["https://github.com/pytorch/pytorch"],
+        "default": {"class": "ddp_usage_error", "next_steps": ["Read the traceback."]},
+    }
+)
+
+
+def test_a_generic_fallback_claims_no_message_and_a_specific_hand_written_signature_does() -> None:
+    # torch/nn/parallel/distributed.py (v2.7.1): both are raised, so both render as
+    # '[rank3]: ValueError: ...' lines that the generic python.uncaught_exception also matches
+    texts = {
+        "device_ids can only be None or contain a single element.": "ValueError",
+        "DistributedDataParallel is not needed when a module doesn't have any parameter that "
+        "requires a gradient.": "RuntimeError",
+    }
+    ddp = "torch/nn/parallel/distributed.py"
+    found = {
+        "2.7": [
+            Message("pytorch_ddp", "2.7", text, "literal", ddp, 1, level)
+            for text, level in texts.items()
+        ]
+    }
+    entries = merge_releases(found, PY_SPEC.line_names())
+    classify(entries, PY_SPEC, PY_MAPPING)
+    mark_hand_written(entries, Matcher(load_library(RULES, include_catalogs=False), "re"), PY_SPEC)
+    claimed = {e.text: e.signature for e in entries}
+    assert claimed["device_ids can only be None or contain a single element."] is None
+    assert claimed[next(t for t in texts if t.startswith("Distributed"))] == (
+        "fsdp.ddp_no_trainable_params"
+    )
+
+
+def test_an_exclude_pathspec_leaves_files_out_of_the_release_tree(tmp_path: Path) -> None:
+    # oneCCL's mirror lacks the blob of src/kernels/kernels.spv: git archive must not ask for it
+    repo = tmp_path / "repo"
+    (repo / "src" / "kernels").mkdir(parents=True)
+    (repo / "src" / "log.cpp").write_text('LOG_ERROR("can not open network providers");\n')
+    (repo / "src" / "kernels" / "kernels.spv").write_bytes(b"\x03\x02\x23\x07")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "tree"], check=True)
+    with release_tree(repo, "HEAD", ["src", ":(exclude)src/kernels/*.spv"]) as tree:
+        files = sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file())
+    assert files == ["src/log.cpp"]

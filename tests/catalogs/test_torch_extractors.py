@@ -46,6 +46,15 @@ def test_info_lines_are_read_only_when_asked() -> None:
     )
 
 
+def test_a_helper_that_raises_for_its_caller_is_read_like_a_raise_when_named() -> None:
+    # DDP raises its usage errors through self._log_and_throw(ValueError, "...")
+    path = "torch/nn/parallel/distributed.py"
+    text = "device_ids can only be None or contain a single element."
+    assert text not in _found(path)
+    found = messages_in_file(TORCH_ROOT / path, path, throwers={"_log_and_throw": (0, 1)})
+    assert {m.text: m.level for m in found}[text] == "ValueError"
+
+
 def test_a_message_built_in_a_variable_is_resolved_to_its_text() -> None:
     # distributed_c10d.py builds the store-barrier timeout text before raising it
     found = _found("torch/distributed/distributed_c10d.py")
@@ -59,6 +68,21 @@ def test_macro_pieces_join_with_a_placeholder_per_expression_and_skip_the_condit
     source = 'void f() {\n  GLOO_ENFORCE_EQ(a, b, "Read error ", peer_.str(), ": ", err);\n}\n'
     (message,) = macro_messages(source, {"GLOO_ENFORCE_EQ": 2})
     assert (message.text, message.style, message.line) == ("Read error {}: {}", "brace", 2)
+
+
+def test_a_macro_body_keeps_the_literal_after_a_stringized_parameter() -> None:
+    # oneCCL src/atl/ofi/atl_ofi_helper.hpp: the failed call's text, then the literal pieces
+    source = (
+        "#define ATL_OFI_CALL(func, ret_val, err_action) \\\n"
+        "    do { \\\n"
+        "        if ((ret_val) != FI_SUCCESS) { \\\n"
+        "            LOG_ERROR( \\\n"
+        '                #func "\\n fails with ret: ", ret_val, ", strerror: ", x); \\\n'
+        "        } \\\n"
+        "    } while (0)\n"
+    )
+    (message,) = macro_messages(source, {"LOG_ERROR": 0})
+    assert (message.text, message.style) == ("{}\n fails with ret: {}, strerror: {}", "brace")
 
 
 def test_a_commented_out_macro_call_is_not_a_message() -> None:
