@@ -22,6 +22,7 @@ from denpex.reason.origin import (
     Finding,
     absent_from_symptoms,
     basis_of,
+    call_site,
     narrow,
     odd_one_out,
     ranks_in,
@@ -190,7 +191,11 @@ def _first_symptom_class(
     # A generic fallback (a traceback whose exception is not in the input) says a rank failed,
     # not that it failed first or of itself: it may be a peer's cascade, so it names no rank.
     unfinished = first.signature.fallback
-    located = happened_where_reported and len(reporters) == 1 and not unfinished
+    # An error of unclear class raised inside a collective: every rank in it fails alike.
+    in_collective = first.signature.tentative and call_site(first) is not None
+    located = (
+        happened_where_reported and len(reporters) == 1 and not unfinished and not in_collective
+    )
     if located:
         reporter = next(m for m in same if m.event.rank == reporters[0])
         finding = Finding(
@@ -204,7 +209,9 @@ def _first_symptom_class(
             None,
             "undetermined",
             candidates=tuple(reporters) if happened_where_reported else (),
-            reason=_unlocated_reason(reporters, happened_where_reported, unfinished),
+            reason=_unlocated_reason(
+                reporters, happened_where_reported, unfinished, call_site(first) or ""
+            ),
         )
     return Culprit(
         failure_class=first.signature.failure_class or "unknown",
@@ -216,10 +223,17 @@ def _first_symptom_class(
     )
 
 
-def _unlocated_reason(reporters: list[int], happened_where_reported: bool, unfinished: bool) -> str:
+def _unlocated_reason(
+    reporters: list[int], happened_where_reported: bool, unfinished: bool, call: str
+) -> str:
     if not (happened_where_reported and reporters):
         return "a relayed error names no rank"
     listed = ", ".join(str(r) for r in reporters)
+    if call and not unfinished:
+        return (
+            f"rank(s) {listed} raised an error no signature classifies inside {call}: a "
+            "collective fails on every rank that joined it, so it may have begun on a peer"
+        )
     if unfinished:
         return (
             f"rank(s) {listed} printed a traceback whose exception is not in the input: it may "

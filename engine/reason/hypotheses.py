@@ -360,7 +360,7 @@ def _undetermined_if_unknown_and_raised_in_a_collective(hypothesis: Hypothesis) 
     origin = hypothesis.originating
     if origin is None or origin.rank is None or not hypothesis.roots:
         return
-    if not all(m.signature.fallback for m in hypothesis.roots):
+    if not all(m.signature.fallback or m.signature.tentative for m in hypothesis.roots):
         return
     own = [m for m in hypothesis.roots if m.event.rank == origin.rank]
     call = next((c for m in own if (c := call_site(m)) is not None), None)
