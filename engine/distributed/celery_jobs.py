@@ -221,14 +221,17 @@ def _unsubscribe(app: Celery, task_ids: list[str]) -> None:
             consumer.cancel_for(task_id)
 
 
-def progress_of(app: Celery, job_id: str) -> JobProgress:
+def progress_of(app: Celery, job_id: str, finished: set[int] | None = None) -> JobProgress:
     """The job's state; raises InputError for a job this broker does not know, and
-    BrokerUnavailable."""
+    BrokerUnavailable. `finished`: the scan parts an earlier call of the same caller saw
+    finished, added to by this one; they are not read again (a finished part's stored state
+    is its whole result, and a caller polling every half second decoded every finished part's
+    evidence each time: on a 4,096-rank job, more CPU than the job's own workers)."""
     with _reaching(app):
-        return _progress_of(app, job_id)
+        return _progress_of(app, job_id, set() if finished is None else finished)
 
 
-def _progress_of(app: Celery, job_id: str) -> JobProgress:
+def _progress_of(app: Celery, job_id: str, finished: set[int]) -> JobProgress:
     meta = _meta(app, f"{job_id}.meta")
     if meta["status"] != "SUCCESS" or not isinstance(meta["result"], dict):
         raise InputError(f"no job {job_id} on this broker")
@@ -236,8 +239,13 @@ def _progress_of(app: Celery, job_id: str) -> JobProgress:
     done = scanned = 0
     started = False
     for number, size in enumerate(planned):
+        if number in finished:
+            done += 1
+            scanned += size
+            continue
         part = _meta(app, f"{job_id}.scan.{number}")
         if part["status"] == "SUCCESS":
+            finished.add(number)
             done += 1
             scanned += size
         elif part["status"] == "PROGRESS" and isinstance(part["result"], dict):
@@ -299,8 +307,9 @@ def wait(
 ) -> JobProgress:
     """Polls until the job ends; its last progress (raises InputError past the timeout)."""
     deadline = time.monotonic() + timeout_s
+    finished: set[int] = set()
     while True:
-        progress = progress_of(app, job_id)
+        progress = progress_of(app, job_id, finished)
         if on_progress is not None:
             on_progress(progress)
         if progress.state in ("done", "failed"):

@@ -113,6 +113,30 @@ def test_a_job_on_workers_gives_the_single_pass_diagnosis_and_shows_progress(
     assert as_json(ended.diagnosis) == as_json(single_pass([str(mixed_job)]))
 
 
+def test_a_poller_reads_each_finished_scan_part_once(
+    tmp_path: Path, mixed_job: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from denpex.distributed import celery_jobs
+
+    queue = f"denpex-test-{uuid.uuid4().hex[:8]}"
+    with _app(queue) as app, _worker(queue, tmp_path / "worker.log"):
+        job_id = celery_jobs.submit(app, [str(mixed_job)], OPTIONS, parts=4)
+        ended = celery_jobs.wait(app, job_id, timeout_s=300)
+        finished: set[int] = set()
+        first = celery_jobs.progress_of(app, job_id, finished)
+        read: list[str] = []
+        meta = celery_jobs._meta
+        monkeypatch.setattr(
+            celery_jobs, "_meta", lambda app, task_id: read.append(task_id) or meta(app, task_id)
+        )
+        again = celery_jobs.progress_of(app, job_id, finished)
+    assert ended.state == first.state == again.state == "done"
+    assert finished == {0, 1, 2, 3}
+    assert (again.parts_done, again.bytes_scanned) == (first.parts_done, first.bytes_scanned)
+    assert read and not [task_id for task_id in read if ".scan." in task_id]
+    assert as_json(again.diagnosis) == as_json(ended.diagnosis)
+
+
 def test_a_job_survives_its_worker_being_killed_mid_scan(tmp_path: Path, job_2025: Path) -> None:
     from denpex.distributed import celery_jobs
 

@@ -5,17 +5,21 @@ from __future__ import annotations
 import hashlib
 import stat
 import time
+from importlib import resources
 from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, inspect, text
 
 from denpex.models import Status
 from denpex.store.records import LabelSource
 from denpex.store.schema import Base, CurationState
 from denpex.store.store import (
+    SCHEMA_HEAD,
     IncidentStore,
     StoreError,
     open_store,
@@ -44,6 +48,26 @@ def test_opening_a_store_brings_its_schema_to_the_packaged_head(store: IncidentS
         context = MigrationContext.configure(connection)
         assert context.get_current_revision() == "0005"
         assert compare_metadata(context, Base.metadata) == []
+
+
+def test_the_schema_head_the_store_checks_for_is_the_newest_packaged_migration() -> None:
+    config = Config()
+    config.set_main_option(
+        "script_location", str(resources.files("denpex.store").joinpath("migrations"))
+    )
+    assert ScriptDirectory.from_config(config).get_heads() == [SCHEMA_HEAD]
+
+
+def test_a_store_behind_the_packaged_head_is_migrated_when_opened(tmp_path: Path) -> None:
+    url = store_url(str(tmp_path / "old.sqlite"))
+    open_store(url).close()
+    with create_engine(url).begin() as connection:
+        connection.execute(text("DROP TABLE bundles"))
+        connection.execute(text("UPDATE alembic_version SET version_num = '0004'"))
+    reopened = open_store(url)
+    assert "bundles" in set(inspect(reopened.engine).get_table_names())
+    with reopened.engine.connect() as connection:
+        assert MigrationContext.configure(connection).get_current_revision() == SCHEMA_HEAD
 
 
 def test_an_incident_keeps_the_diagnosis_its_inputs_and_its_excerpt(store, confident) -> None:
