@@ -18,8 +18,11 @@ def _signature(path: str, **changes: object) -> Signature:
 
 def test_the_job_wide_and_scheduler_classes_are_stated_in_the_taxonomy() -> None:
     job_wide = {c for c, f in classes().items() if f.traits.job_wide}
+    # A network setting is the job's or a host's: the rank that noticed it is not its origin
+    # (one node's interface still names that node: the host is kept).
     assert {"checkpoint_mismatch", "ddp_usage_error", "rendezvous_failure"} <= job_wide
-    assert "network_config_error" not in job_wide  # one node's interface is not the job's
+    assert "network_config_error" in job_wide
+    assert "gpu_fell_off_bus" not in job_wide  # a fault of one device is where it happened
     on_job = {c for c, f in classes().items() if f.traits.acts_on_job}
     assert {"preemption", "time_limit", "node_failure"} <= on_job
     assert "process_killed" not in on_job
