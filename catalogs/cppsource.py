@@ -10,7 +10,9 @@ Comments are blanked first so that commented-out calls are not taken.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 _STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 _FUNCTION_START = re.compile(
@@ -132,3 +134,16 @@ def _enclosing_function(src: str, pos: int) -> str:
         if name not in {"if", "for", "while", "switch", "catch"}:
             return name
     return ""
+
+
+def source_files(
+    checkout: Path, suffixes: Collection[str], skip: tuple[str, ...]
+) -> Iterator[tuple[Path, str]]:
+    """The C/C++ files under `checkout`/src with one of `suffixes`, in a stable order, with their
+    path relative to the checkout; those starting with a prefix in `skip` are left out."""
+    for path in sorted((checkout / "src").rglob("*")):
+        if path.suffix not in suffixes or not path.is_file():
+            continue
+        rel = path.relative_to(checkout).as_posix()
+        if not rel.startswith(skip):
+            yield path, rel

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from catalogs.core.csource import find_calls
 from catalogs.core.message import Message
+from catalogs.cppsource import source_files
 
 EMITTER = "nvshmem"
 SUFFIXES = (".cpp", ".cu", ".cuh", ".h", ".c", ".cc")
@@ -45,12 +46,7 @@ SKIP = ("src/include/non_abi/nvshmemx_error.h", "src/host/util/debug.cpp")
 
 def extract(checkout: Path, release: str) -> list[Message]:
     found: list[Message] = []
-    for path in sorted((checkout / "src").rglob("*")):
-        if path.suffix not in SUFFIXES or not path.is_file():
-            continue
-        rel = path.relative_to(checkout).as_posix()
-        if rel.startswith(SKIP):
-            continue
+    for path, rel in source_files(checkout, SUFFIXES, SKIP):
         text = path.read_text(encoding="utf-8", errors="replace")
         ncclsocket = "/ncclSocket/" in rel  # there WARN(...) is BOOTSTRAP_ERROR_PRINT
         for call in find_calls(text, MACROS):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from catalogs.core import Message
-from catalogs.cppsource import macro_messages
+from catalogs.cppsource import macro_messages, source_files
 
 EMITTER = "oneccl"
 MACROS = {
@@ -44,12 +44,7 @@ SKIP = ("src/common/log/log.hpp", "src/kernels/")
 
 def extract(checkout: Path, release: str) -> list[Message]:
     found: list[Message] = []
-    for path in sorted((checkout / "src").rglob("*")):
-        if path.suffix not in SUFFIXES or not path.is_file():
-            continue
-        rel = path.relative_to(checkout).as_posix()
-        if rel.startswith(SKIP):
-            continue
+    for path, rel in source_files(checkout, SUFFIXES, SKIP):
         for m in macro_messages(path.read_text(encoding="utf-8", errors="replace"), MACROS):
             level = LEVELS.get(m.level, m.level)
             found.append(Message(EMITTER, release, m.text, m.style, rel, m.line, level, m.function))
