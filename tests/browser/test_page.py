@@ -63,9 +63,9 @@ def test_a_dropped_archive_over_the_job_threshold_is_followed_to_its_report(
         archive.add(filler, arcname="job/filler.log")
     _sign_in(watched, served)
     watched.page.set_input_files("#file", str(bundle))
-    watched.page.wait_for_function(
-        "document.getElementById('status').textContent.includes('ready')"
-    )
+    # Locator waits, not wait_for_function: the page's CSP forbids the eval that Playwright's
+    # string predicates need once they poll.
+    watched.page.locator("#status", has_text="ready").wait_for()
     watched.page.click("#go")
     culprit = watched.page.frame_locator("#report").locator("g.lane.culprit")
     culprit.wait_for(timeout=90_000)
@@ -77,9 +77,7 @@ def test_a_wrong_secret_is_said_in_one_line_on_the_page(watched: Watched, served
     _sign_in(watched, served, secret="not-the-secret-000000")
     watched.page.fill("#log", "[rank1]: RuntimeError: boom\n")
     watched.page.click("#go")
-    watched.page.wait_for_function(
-        "document.getElementById('status').className === 'error'", timeout=60_000
-    )
+    watched.page.locator("#status.error").wait_for(timeout=60_000)
     assert "401: the request is not signed by a known tenant" in watched.page.text_content(
         "#status"
     )
