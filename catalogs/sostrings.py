@@ -16,6 +16,8 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from catalogs.core.message import Message
+
 _PRINTABLE = re.compile(rb"[\x20-\x7e\t]{6,}(?=\x00)")
 _MANGLED = re.compile(r"^_?Z[NLS\d]|^N\d|^P?F[vN]|^St\d|^[A-Za-z0-9_:<>,*&\s]+\(.*\)$")
 _IDENT = re.compile(r"^[A-Za-z0-9_.:/<>\-\[\]=]+$")
@@ -105,3 +107,26 @@ def fragments(library: Path, path_prefixes: tuple[str, ...]) -> list[Fragment]:
         # a piece carries no line number; 1 stands for "somewhere in this file"
         found.setdefault(text, Fragment(text, style, nearest, 1, "FRAGMENT"))
     return sorted(found.values(), key=lambda f: (f.file, f.line, f.text))
+
+
+def library_messages(
+    checkout: Path,
+    emitter: str,
+    release: str,
+    libraries: tuple[str, ...],
+    path_prefixes: tuple[str, ...],
+    skip: tuple[str, ...] = (),
+) -> list[Message]:
+    """The message fragments of the shared libraries a release ships (those it does not ship
+    are passed over), each text once, those from source paths starting with `skip` left out."""
+    found: list[Message] = []
+    seen: set[str] = set()
+    for library in libraries:
+        if not (checkout / library).is_file():
+            continue  # a library this release does not ship
+        for f in fragments(checkout / library, path_prefixes):
+            if f.file.startswith(skip) or f.text in seen:
+                continue
+            seen.add(f.text)
+            found.append(Message(emitter, release, f.text, f.style, f.file, f.line, f.level, ""))  # type: ignore[arg-type]
+    return found

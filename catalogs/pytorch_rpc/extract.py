@@ -14,7 +14,7 @@ from pathlib import Path
 
 from catalogs.core import Message
 from catalogs.pysource import messages_under
-from catalogs.sostrings import fragments
+from catalogs.sostrings import library_messages
 
 EMITTER = "pytorch_rpc"
 PY_PATHS = [
@@ -34,13 +34,4 @@ def extract(checkout: Path, release: str) -> list[Message]:
         Message(EMITTER, release, m.text, m.style, m.file, m.line, m.level, m.function)
         for m in messages_under(checkout, paths, skip=PY_SKIP)
     ]
-    seen: set[str] = set()
-    for library in LIBRARIES:
-        if not (checkout / library).is_file():
-            continue  # a library this release does not ship
-        for f in fragments(checkout / library, CXX_PREFIXES):
-            if f.file.startswith(CXX_SKIP) or f.text in seen:
-                continue
-            seen.add(f.text)
-            found.append(Message(EMITTER, release, f.text, f.style, f.file, f.line, f.level, ""))  # type: ignore[arg-type]
-    return found
+    return found + library_messages(checkout, EMITTER, release, LIBRARIES, CXX_PREFIXES, CXX_SKIP)
