@@ -192,7 +192,8 @@ def _first_symptom_class(
     # not that it failed first or of itself: it may be a peer's cascade, so it names no rank.
     unfinished = first.signature.fallback
     # An error of unclear class raised inside a collective: every rank in it fails alike.
-    in_collective = first.signature.tentative and call_site(first) is not None
+    call = call_site(first) if first.signature.tentative else None
+    in_collective = call is not None
     located = (
         happened_where_reported and len(reporters) == 1 and not unfinished and not in_collective
     )
@@ -209,9 +210,7 @@ def _first_symptom_class(
             None,
             "undetermined",
             candidates=tuple(reporters) if happened_where_reported else (),
-            reason=_unlocated_reason(
-                reporters, happened_where_reported, unfinished, call_site(first) or ""
-            ),
+            reason=_unlocated_reason(reporters, happened_where_reported, unfinished, call or ""),
         )
     return Culprit(
         failure_class=first.signature.failure_class or "unknown",
