@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from denpex.events import Attribution, Event
 from denpex.ingest.attribution import Prefixed, rank_stated_by_c10d, split_prefixes
@@ -282,6 +282,17 @@ def build_event(
     with_traceback: bool = True,
 ) -> Event:
     """The event for the line of `chunk` starting at `line_start` (line `line_number`)."""
+    event, untimed = line_event(chunk, line_start, line_number, context, hit_at)
+    return completed_event(event, untimed, chunk, line_start, context, with_traceback)
+
+
+def line_event(
+    chunk: Chunk, line_start: int, line_number: int, context: SourceContext, hit_at: int = 0
+) -> tuple[Event, bool]:
+    """What the line itself says: its text, who printed it and its own timestamp; and whether
+    it prints none. The rest (`completed_event`: the traceback above it, a timestamp looked for
+    around it) costs most of a matched line; a caller that keeps only some matches (the first
+    and last few of a signature repeated thousands of times) completes those alone."""
     data = chunk.data
     start, end = line_bounds(data, line_start)
     raw = data[start:end]
@@ -292,23 +303,43 @@ def build_event(
     if who.host is None and (syslog := _SYSLOG_HOST.match(prefixed.message)):
         who = Attribution(who.rank, who.local_rank, syslog["host"], who.pid)
     stamp = _stamp_of(prefixed, context)
-    inferred = False
-    if not stamp.found:
-        stamp = _inherited_stamp(data, start, prefixed.who, context)
-        inferred = stamp.found
-    traceback = _traceback_above(data, start, prefixed.who, context) if with_traceback else None
-    if traceback is not None and who.local_rank is None:
-        index = _spawned_process(data, traceback.header_start, context)
-        if index is not None:
-            who = Attribution(who.rank, index, who.host, who.pid)
-    return Event(
+    event = Event(
         source=context.name,
         line=line_number,
         offset=chunk.base_offset + start,
         text=clip(decode(raw), hit_at),
         who=who,
         time=stamp.epoch,
-        time_inferred=inferred,
         boot_seconds=stamp.boot_seconds,
-        context=tuple(traceback.lines) if traceback is not None else (),
     )
+    return event, not stamp.found
+
+
+def completed_event(
+    event: Event,
+    untimed: bool,
+    chunk: Chunk,
+    line_start: int,
+    context: SourceContext,
+    with_traceback: bool = True,
+) -> Event:
+    """`line_event`'s event with the traceback block above its line as context (and the
+    spawned process that printed it), and, when the line prints no timestamp and nothing else
+    timed it, the nearest timestamp around it. `chunk` must be the event's."""
+    data = chunk.data
+    start = line_bounds(data, line_start)[0]
+    printed_by = split(data[slice(*line_bounds(data, line_start))], context).who
+    traceback = _traceback_above(data, start, printed_by, context) if with_traceback else None
+    if traceback is not None:
+        who = event.who
+        if who.local_rank is None:
+            index = _spawned_process(data, traceback.header_start, context)
+            if index is not None:
+                who = Attribution(who.rank, index, who.host, who.pid)
+        event = replace(event, who=who, context=tuple(traceback.lines))
+    if untimed and event.time is None:
+        stamp = _inherited_stamp(data, start, printed_by, context)
+        event = replace(
+            event, time=stamp.epoch, time_inferred=stamp.found, boot_seconds=stamp.boot_seconds
+        )
+    return event

@@ -27,12 +27,19 @@ from typing import BinaryIO
 from denpex.events import Attribution, Event, Match
 from denpex.ingest.attribution import attribution_from_path, looks_srun_labelled, split_prefixes
 from denpex.ingest.kinds import BINARY, FR_DUMP, kind_of
-from denpex.ingest.lines import SourceContext, build_event, decode, line_bounds, stamp_of_line
+from denpex.ingest.lines import (
+    SourceContext,
+    completed_event,
+    decode,
+    line_bounds,
+    line_event,
+    stamp_of_line,
+)
 from denpex.ingest.numbers import identifier
 from denpex.ingest.reader import Chunk, ReadReport, iter_chunks
 from denpex.ingest.sources import READ_ERRORS, Input, Rejoined
 from denpex.ingest.timestamps import parse_stamp
-from denpex.progress.series import MAX_RECORDS_PER_INPUT, ProgressRecord, ProgressScanner
+from denpex.progress.series import ProgressReader, ProgressRecord, ProgressScanner
 from denpex.signatures.backends import Scanner, make_scanner
 from denpex.signatures.library import Library, PatternRef
 from denpex.signatures.signature import Role
@@ -47,22 +54,69 @@ _YEAR_UNKNOWN = 1970  # a `time` capture without a year is not trusted
 _YEAR = re.compile(rb"(?<!\d)(20\d{2})-(?:0[1-9]|1[0-2])-(?:[0-2]\d|3[01])[T _]\d{2}:")
 
 
+@dataclass(frozen=True, slots=True)
+class _Untimed:
+    """A match whose event is not yet complete (`ingest.lines.completed_event`: the traceback
+    above the line, a timestamp looked for around it): most repeated matches are only counted
+    (`_Kept`), so only those kept pay for completing them."""
+
+    match: Match
+    untimed: bool
+    with_traceback: bool
+    chunk: Chunk
+    line_start: int
+
+    def timed(self, context: SourceContext) -> Match:
+        event = completed_event(
+            self.match.event,
+            self.untimed,
+            self.chunk,
+            self.line_start,
+            context,
+            self.with_traceback,
+        )
+        return replace(self.match, event=event)
+
+
 @dataclass
 class _Kept:
-    first: list[Match] = field(default_factory=list)
-    last: deque[Match] = field(default_factory=lambda: deque(maxlen=KEEP_EACH_END))
+    first: list[Match | _Untimed] = field(default_factory=list)
+    last: deque[Match | _Untimed] = field(default_factory=lambda: deque(maxlen=KEEP_EACH_END))
     seen: int = 0
 
-    def add(self, match: Match) -> None:
+    def add(self, match: Match | _Untimed) -> None:
         self.seen += 1
         if len(self.first) < KEEP_EACH_END:
             self.first.append(match)
         else:
             self.last.append(match)
 
+    def untimed(self) -> list[tuple[list[Match | _Untimed] | deque[Match | _Untimed], int]]:
+        return [
+            (held, index)
+            for held in (self.first, self.last)
+            for index, match in enumerate(held)
+            if isinstance(match, _Untimed)
+        ]
+
+    def matches(self) -> list[Match]:
+        assert not self.untimed(), "timed at the end of each chunk"
+        return [m for m in (*self.first, *self.last) if isinstance(m, Match)]
+
     @property
     def dropped(self) -> int:
         return self.seen - len(self.first) - len(self.last)
+
+
+def _time_kept(kept: Iterable[_Kept], context: SourceContext) -> None:
+    """Time the untimed matches still kept once a chunk is done (its data is still at hand),
+    in input order, as the look-back's reuse of the previous one expects."""
+    waiting = [(k, held, index) for k in kept for held, index in k.untimed()]
+    waiting.sort(key=lambda w: w[1][w[2]].match.event.offset)  # type: ignore[union-attr]
+    for _, held, index in waiting:
+        untimed = held[index]
+        assert isinstance(untimed, _Untimed)
+        held[index] = untimed.timed(context)
 
 
 @dataclass
@@ -83,6 +137,9 @@ class ScannedInput:
     """The first timestamp among the input's opening lines, when it has one."""
     progress: list[ProgressRecord] = field(default_factory=list)
     """Training progress lines (step, loss, grad norm, ...), for the silent-failure checks."""
+    progress_stride: int = 1
+    """1 when every progress line was kept; else past its first lines the input's progress
+    was sampled, 1 line in `progress_stride` (`ProgressReader`)."""
     abnormal: list[Match] = field(default_factory=list)
     """Lines no signature matched that `AbnormalLines` found and kept, in input order."""
     digest: str | None = None
@@ -254,27 +311,28 @@ class Matcher:
         generic: dict[tuple[str, int | None, int | None], _Kept] = {}
 
         def keep(
-            matches: Iterator[Match],
+            matches: Iterator[Match | _Untimed],
             into: dict[tuple[str, int | None, int | None], _Kept] = kept,
         ) -> None:
-            for match in matches:
+            for found in matches:
+                match = found.match if isinstance(found, _Untimed) else found
                 key = (match.signature.id, match.event.rank, match.event.who.local_rank)
-                into.setdefault(key, _Kept()).add(match)
+                into.setdefault(key, _Kept()).add(found)
 
         head_window: Chunk | None = None
         last: Chunk | None = None
-        progress: list[ProgressRecord] = []
+        progress = ProgressReader(self._progress, context)
         for chunk in iter_chunks(body, report):
-            keep(self._matches_in(chunk, context, self._abnormal))
+            keep(self._matches_in(chunk, context, self._abnormal, defer_time=True))
             # Silent-failure hook: progress lines, read in the same pass over the bytes.
-            room = MAX_RECORDS_PER_INPUT - len(progress)
-            progress.extend(self._progress.records_in(chunk, context, room))
+            progress.read(chunk)
             if abnormal is not None:
                 lexicon = abnormal.matcher._abnormal
                 keep(
-                    abnormal.matcher._matches_in(chunk, context, lexicon),
+                    abnormal.matcher._matches_in(chunk, context, lexicon, defer_time=True),
                     generic,
                 )
+            _time_kept([*kept.values(), *generic.values()], context)
             if head_window is None:
                 head_window = _head_window(chunk)
             last = chunk
@@ -287,16 +345,14 @@ class Matcher:
                 f"{item.name}: {report.cut_lines} line(s) longer than 16 MiB were read in pieces"
             )
         matches = sorted(
-            (m for k in kept.values() for m in (*k.first, *k.last)),
-            key=lambda m: m.event.offset,
+            (m for k in kept.values() for m in k.matches()), key=lambda m: m.event.offset
         )
         dropped = {(key[0], key[1]): k.dropped for key, k in kept.items() if k.dropped}
         explained = {m.event.line for m in matches}
         seen_lines: set[int] = set()
         found = []
         for match in sorted(
-            (m for k in generic.values() for m in (*k.first, *k.last)),
-            key=lambda m: m.event.offset,
+            (m for k in generic.values() for m in k.matches()), key=lambda m: m.event.offset
         ):
             if match.event.line not in explained and match.event.line not in seen_lines:
                 seen_lines.add(match.event.line)
@@ -314,7 +370,8 @@ class Matcher:
             warnings=warnings,
             who=who,
             first_time=first_time,
-            progress=progress,
+            progress=progress.records(),
+            progress_stride=progress.stride,
             abnormal=found,
             default_year=context.default_year,
             year_stated=stated_year is not None,
@@ -388,9 +445,12 @@ class Matcher:
         group: _PatternGroup,
         keep_all: bool = False,
         accept: Callable[[str], bool] | None = None,
-    ) -> Iterator[Match]:
+        *,
+        defer_time: bool = False,
+    ) -> Iterator[Match | _Untimed]:
         """Confirmed matches of `group` in the chunk; with `accept`, only on lines whose text
-        it accepts (judged before the line's event is built)."""
+        it accepts (judged before the line's event is built); with `defer_time`, a match on a
+        line without a timestamp comes `_Untimed`, for the caller to time if it keeps it."""
         candidates = group.scanner.candidate_lines(chunk.data)
         by_line: dict[int, list[int]] = {}
         for pattern_index, starts in candidates.items():
@@ -401,7 +461,7 @@ class Matcher:
                 fresh = fresh[:CONTEXT_PER_WINDOW] + fresh[-CONTEXT_PER_WINDOW:]
             for start in fresh:
                 by_line.setdefault(start, []).append(pattern_index)
-        return self._confirm(chunk, context, group, by_line, keep_all, accept)
+        return self._confirm(chunk, context, group, by_line, keep_all, accept, defer_time)
 
     def _confirm(
         self,
@@ -411,7 +471,8 @@ class Matcher:
         by_line: dict[int, list[int]],
         keep_all: bool,
         accept: Callable[[str], bool] | None = None,
-    ) -> Iterator[Match]:
+        defer_time: bool = False,
+    ) -> Iterator[Match | _Untimed]:
         """Matches on the candidate lines (line start -> pattern indexes), confirmed by `re`."""
         data = chunk.data
         counted_to, line_number = 0, chunk.first_line
@@ -425,11 +486,11 @@ class Matcher:
                 continue
             line_number += data.count(b"\n", counted_to, start)
             counted_to = start
-            event = build_event(
-                chunk, start, line_number, context, hits[0][1], with_traceback=not group.thin
-            )
+            event, untimed = line_event(chunk, start, line_number, context, hits[0][1])
             for ref, _, captures in hits:
-                yield Match(ref.signature, _about(event, captures), captures)
+                match = Match(ref.signature, _about(event, captures), captures)
+                pending = _Untimed(match, untimed, not group.thin, chunk, start)
+                yield pending if defer_time else pending.timed(context)
 
 
 def _confirmed(
