@@ -188,6 +188,9 @@ def diagnose_evidence(
     )
     # Silent failures (issue 14): read from the progress lines the scan collected; they add to
     # the diagnosis and become root causes only when the logs show no failure.
-    silent = find_silent_failures(r for s in evidence.inputs for r in s.progress)
+    silent = find_silent_failures(
+        (r for s in evidence.inputs for r in s.progress),
+        max((s.progress_stride for s in evidence.inputs), default=1),
+    )
     diagnosis = with_silent_findings(diagnosis, silent, options.confidence_threshold)
     return case.record(diagnosis, timeline) if case else diagnosis

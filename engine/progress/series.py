@@ -5,12 +5,21 @@ parsed `Point`, where it was printed (source, line), who printed it (rank, local
 the line's prefixes, the file's path or the line itself) and when. `build_series` groups the
 records of all inputs into one `Series` per emitter. A scanner proposes candidate lines from the
 formats' keywords in one pass over the bytes (Hyperscan or `re`); only those lines are decoded.
+
+A long run prints a progress line per step, millions of them; parsing each in Python cost far
+more than reading the bytes, and keeping each made memory grow with the input. So an input's
+progress is read with bounded work (`ProgressReader`): its first HEAD_RECORDS lines and its last
+TAIL_RECORDS, every line that prints a NaN or Inf value, and between them a uniform sample of at
+most SAMPLED_RECORDS lines whose stride doubles as the input grows. Ranks that print the same
+lines keep the same steps, so values that must agree across replicas stay comparable. Probe
+lines (`denpex.probe`) are per layer and step, read whole up to MAX_PROBE_RECORDS.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -22,8 +31,17 @@ from denpex.ingest.reader import Chunk
 from denpex.progress.formats import PROBE_KEY, Format, Point, formats, parse_message, parse_probe
 from denpex.signatures.backends import PatternSpec, Scanner, make_scanner
 
-MAX_RECORDS_PER_INPUT = 200_000
-"""Beyond this many progress lines in one input, the rest are counted, not kept."""
+HEAD_RECORDS = 128
+SAMPLED_RECORDS = 384
+TAIL_RECORDS = 128
+MAX_NON_FINITE = 256
+MAX_PROBE_RECORDS = 50_000
+"""Beyond these, an input's progress lines of each kind are counted, not kept."""
+
+# A loss, norm or scale printed as NaN or Inf (`loss: nan`, `'grad_norm': inf`, `loss nan`,
+# `loss=tensor(nan`): such a line is always read, whatever the sample. A bare "nan" word is not
+# enough: Megatron prints "number of nan iterations: 0" on every line.
+_NON_FINITE = r"(?:loss|norm|scale)['\"]?[ \t]*[:=]?[ \t]*['\"]?(?:tensor\()?[-+]?(?:nan|inf)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,29 +114,50 @@ class Series:
         return derived
 
 
+@dataclass(frozen=True, slots=True)
+class _Candidates:
+    starts: list[int]
+    """Line starts, in order, at or after the chunk's `scan_from`."""
+    non_finite: set[int]
+    probe: set[int]
+
+
 class ProgressScanner:
     """Finds and parses the progress lines of a chunk."""
 
     def __init__(self, backend: str = "auto", cache_dir: Path | None = None) -> None:
         self._formats: tuple[Format, ...] = formats()
-        keywords = sorted({k for f in self._formats for k in f.spec.keywords} | {PROBE_KEY})
+        keywords = sorted({k for f in self._formats for k in f.spec.keywords})
         self._scanner: Scanner = make_scanner(
-            [PatternSpec("|".join(re.escape(k) for k in keywords), False, tuple(keywords))],
+            [
+                PatternSpec("|".join(re.escape(k) for k in keywords), False, tuple(keywords)),
+                PatternSpec(re.escape(PROBE_KEY), False, (PROBE_KEY,)),
+                PatternSpec(_NON_FINITE, True, ("nan", "inf")),
+            ],
             backend,
             cache_dir,
         )
 
+    def candidates(self, chunk: Chunk) -> _Candidates:
+        found = self._scanner.candidate_lines(chunk.data)
+        progress, probe, non_finite = (set(found.get(i, ())) for i in range(3))
+        fresh = sorted(s for s in progress | probe if s >= chunk.scan_from)
+        return _Candidates(fresh, non_finite & progress, probe)
+
     def records_in(self, chunk: Chunk, context: SourceContext, room: int) -> list[ProgressRecord]:
-        """The progress records among the lines of `chunk` not seen in an earlier chunk."""
+        """Every progress record among the lines of `chunk` not seen in an earlier chunk, up
+        to `room` (tests and small inputs; a whole input is read by `ProgressReader`)."""
+        starts = self.candidates(chunk).starts
+        return [r for _, r in self.parse(chunk, context, starts)][:room]
+
+    def parse(
+        self, chunk: Chunk, context: SourceContext, starts: list[int]
+    ) -> list[tuple[int, ProgressRecord]]:
+        """(line start, record) of the progress lines at `starts` (sorted) of `chunk`."""
         data = chunk.data
-        starts = sorted(
-            {s for found in self._scanner.candidate_lines(data).values() for s in found}
-        )
-        records: list[ProgressRecord] = []
+        records: list[tuple[int, ProgressRecord]] = []
         counted_to, line_number = 0, chunk.first_line
         for start in starts:
-            if start < chunk.scan_from or len(records) >= room:
-                continue
             begin, end = line_bounds(data, start)
             line_number += data.count(b"\n", counted_to, start)
             counted_to = start
@@ -126,7 +165,7 @@ class ProgressScanner:
             for piece in data[begin:end].split(b"\r"):
                 record = self._record(piece, line_number, context)
                 if record is not None:
-                    records.append(record)
+                    records.append((start, record))
         return records
 
     def _record(self, raw: bytes, line: int, context: SourceContext) -> ProgressRecord | None:
@@ -147,6 +186,78 @@ class ProgressScanner:
             text=clip(decode(raw)),
             point=point,
         )
+
+
+_Keyed = tuple[tuple[int, int], ProgressRecord]
+"""((candidate line index in the input, piece of that line), record)"""
+
+
+class ProgressReader:
+    """One input's progress lines, read chunk by chunk with bounded work and memory (see the
+    module's docstring): what the silent-failure checks get of a long run."""
+
+    def __init__(self, scanner: ProgressScanner, context: SourceContext) -> None:
+        self._scanner = scanner
+        self._context = context
+        self.seen = 0
+        """Candidate progress lines met so far."""
+        self.stride = 1
+        """1 when every progress line so far was kept; else 1 in `stride` past the head."""
+        self._head: list[_Keyed] = []
+        self._sampled: list[_Keyed] = []
+        self._non_finite: list[_Keyed] = []
+        self._probe: list[_Keyed] = []
+        self._tail: deque[_Keyed] = deque(maxlen=TAIL_RECORDS)
+
+    def read(self, chunk: Chunk) -> None:
+        found = self._scanner.candidates(chunk)
+        tail_from = len(found.starts) - TAIL_RECORDS
+        wanted: list[int] = []
+        index_of: dict[int, int] = {}
+        # Lines past the head at multiples of the stride, at most SAMPLED_RECORDS of them: the
+        # stride this chunk ends at is known before any is parsed, so none is parsed in vain.
+        last = self.seen + len(found.starts) - 1
+        while last // self.stride - (HEAD_RECORDS - 1) // self.stride > SAMPLED_RECORDS:
+            self.stride *= 2
+        for position, start in enumerate(found.starts):
+            index = self.seen + position
+            if (
+                index < HEAD_RECORDS
+                or index % self.stride == 0
+                or position >= tail_from
+                or (start in found.probe and len(self._probe) < MAX_PROBE_RECORDS)
+                or (start in found.non_finite and len(self._non_finite) < MAX_NON_FINITE)
+            ):
+                wanted.append(start)
+                index_of[start] = index
+        pieces: dict[int, int] = {}
+        for start, record in self._scanner.parse(chunk, self._context, wanted):
+            index = index_of[start]
+            piece = pieces[index] = pieces.get(index, -1) + 1
+            keyed = ((index, piece), record)
+            if record.point.format_id == PROBE_KEY:
+                if len(self._probe) < MAX_PROBE_RECORDS:
+                    self._probe.append(keyed)
+                continue
+            if index < HEAD_RECORDS:
+                self._head.append(keyed)
+            elif start in found.non_finite and len(self._non_finite) < MAX_NON_FINITE:
+                self._non_finite.append(keyed)
+            elif index % self.stride == 0:
+                self._sampled.append(keyed)
+            if index - self.seen >= tail_from:
+                self._tail.append(keyed)
+        self.seen += len(found.starts)
+        self._sampled = [k for k in self._sampled if k[0][0] % self.stride == 0]
+
+    def records(self) -> list[ProgressRecord]:
+        """What was kept, in the order it was printed."""
+        kept = dict([*self._head, *self._sampled, *self._non_finite, *self._probe, *self._tail])
+        return [kept[key] for key in sorted(kept)]
+
+    @property
+    def sampled(self) -> bool:
+        return self.stride > 1
 
 
 def _emitter(record: ProgressRecord) -> Emitter:

@@ -67,7 +67,19 @@ def _with_layer(finding: SilentFinding, anomaly: ProbeAnomaly | None) -> SilentF
     )
 
 
-def find_silent_failures(records: Iterable[ProgressRecord]) -> list[SilentFinding]:
+def _sampling_caveat(finding: SilentFinding, stride: int) -> SilentFinding:
+    said = (
+        f"Progress lines were sampled (past each input's first lines, up to 1 in {stride} "
+        "kept, with every NaN/Inf line and the last lines): a step between samples is unseen."
+    )
+    caveat = f"{finding.caveat} {said}".strip()
+    return finding.model_copy(update={"caveat": caveat})
+
+
+def find_silent_failures(
+    records: Iterable[ProgressRecord], sampled_stride: int = 1
+) -> list[SilentFinding]:
+    """`sampled_stride`: the largest stride any input's progress was sampled at (1: none)."""
     records = list(records)
     probe = [r for r in records if r.point.format_id == PROBE_KEY]
     series = build_series(records)
@@ -97,4 +109,6 @@ def find_silent_failures(records: Iterable[ProgressRecord]) -> list[SilentFindin
             )
         )
     findings = [_with_layer(f, anomaly) for f in _merged(findings)]
+    if sampled_stride > 1:
+        findings = [_sampling_caveat(f, sampled_stride) for f in findings]
     return sorted(findings, key=lambda f: -f.confidence)
