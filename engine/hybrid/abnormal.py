@@ -69,6 +69,20 @@ def level_of(text: str) -> Level:
     return Level.none
 
 
+def never_abnormal(text: str, signature: Signature) -> bool:
+    """Whether `is_abnormal` says no to this line whatever surrounds it: the scan drops such a
+    match before building its event (thousands of NCCL INFO lines mention "failed" harmlessly).
+    A continuation line's judgement depends on the line it continues, so it is never dropped."""
+    if continues(signature):
+        return False
+    level = level_of(text)
+    if level is Level.warning:
+        return signature.confidence < REPORTS_FAILURE
+    if level in (Level.debug, Level.info):
+        return signature.confidence < WHATEVER_LEVEL
+    return False
+
+
 def is_below_error(text: str) -> bool:
     return level_of(text) in (Level.debug, Level.info, Level.warning)
 

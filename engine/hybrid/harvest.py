@@ -19,7 +19,7 @@ from itertools import groupby
 from pathlib import Path
 
 from denpex.events import Match
-from denpex.hybrid.abnormal import continues, is_abnormal, is_below_error
+from denpex.hybrid.abnormal import continues, is_abnormal, is_below_error, never_abnormal
 from denpex.match.scan import AbnormalLines, Matcher
 from denpex.signatures.library import load_library
 
@@ -59,4 +59,6 @@ def judged(matches: Sequence[Match]) -> list[Match]:
 
 def abnormal_lines(backend: str = "auto", cache_dir: Path | None = None) -> AbnormalLines:
     """The lexicon and the judgement, as the one scan of the inputs takes them."""
-    return AbnormalLines(lexicon_matcher(backend, cache_dir), judged)
+    return AbnormalLines(
+        lexicon_matcher(backend, cache_dir), judged, never_abnormal, CONTINUED_WITHIN
+    )

@@ -42,7 +42,7 @@ from denpex.ingest.timestamps import parse_stamp
 from denpex.progress.series import ProgressReader, ProgressRecord, ProgressScanner
 from denpex.signatures.backends import Scanner, make_scanner
 from denpex.signatures.library import Library, PatternRef
-from denpex.signatures.signature import Role
+from denpex.signatures.signature import Role, Signature
 
 KEEP_EACH_END = 8
 TEXT_BLOCK = 64 * 1024
@@ -158,6 +158,17 @@ class AbnormalLines:
 
     matcher: Matcher
     judge: Callable[[list[Match]], list[Match]]
+    never: Callable[[str, Signature], bool] | None = None
+    """A line and signature the judgement rejects on their own: dropped before the line's
+    event is built, unless another candidate line follows within `continued_within` lines
+    (it may continue this one and take its judgement)."""
+    continued_within: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Drop:
+    never: Callable[[str, Signature], bool]
+    continued_within: int
 
 
 class _Digest:
@@ -329,7 +340,17 @@ class Matcher:
             if abnormal is not None:
                 lexicon = abnormal.matcher._abnormal
                 keep(
-                    abnormal.matcher._matches_in(chunk, context, lexicon, defer_time=True),
+                    abnormal.matcher._matches_in(
+                        chunk,
+                        context,
+                        lexicon,
+                        defer_time=True,
+                        drop=(
+                            _Drop(abnormal.never, abnormal.continued_within)
+                            if abnormal.never is not None
+                            else None
+                        ),
+                    ),
                     generic,
                 )
             _time_kept([*kept.values(), *generic.values()], context)
@@ -447,10 +468,12 @@ class Matcher:
         accept: Callable[[str], bool] | None = None,
         *,
         defer_time: bool = False,
+        drop: _Drop | None = None,
     ) -> Iterator[Match | _Untimed]:
         """Confirmed matches of `group` in the chunk; with `accept`, only on lines whose text
-        it accepts (judged before the line's event is built); with `defer_time`, a match on a
-        line without a timestamp comes `_Untimed`, for the caller to time if it keeps it."""
+        it accepts, and with `drop`, without the signatures it rejects on a line (both judged
+        before the line's event is built); with `defer_time`, each match comes `_Untimed`, for
+        the caller to complete if it keeps it."""
         candidates = group.scanner.candidate_lines(chunk.data)
         by_line: dict[int, list[int]] = {}
         for pattern_index, starts in candidates.items():
@@ -461,7 +484,7 @@ class Matcher:
                 fresh = fresh[:CONTEXT_PER_WINDOW] + fresh[-CONTEXT_PER_WINDOW:]
             for start in fresh:
                 by_line.setdefault(start, []).append(pattern_index)
-        return self._confirm(chunk, context, group, by_line, keep_all, accept, defer_time)
+        return self._confirm(chunk, context, group, by_line, keep_all, accept, defer_time, drop)
 
     def _confirm(
         self,
@@ -472,16 +495,20 @@ class Matcher:
         keep_all: bool,
         accept: Callable[[str], bool] | None = None,
         defer_time: bool = False,
+        drop: _Drop | None = None,
     ) -> Iterator[Match | _Untimed]:
         """Matches on the candidate lines (line start -> pattern indexes), confirmed by `re`."""
         data = chunk.data
         counted_to, line_number = 0, chunk.first_line
-        for start in sorted(by_line):
+        starts = sorted(by_line)
+        for position, start in enumerate(starts):
             begin, end = line_bounds(data, start)
             text = decode(data[begin:end])
             if accept is not None and not accept(text):
                 continue
             hits = _confirmed(group, sorted(by_line[start]), text, data, begin, end, keep_all)
+            if drop is not None and hits and not _followed(data, end, starts, position, drop):
+                hits = [hit for hit in hits if not drop.never(text, hit[0].signature)]
             if not hits:
                 continue
             line_number += data.count(b"\n", counted_to, start)
@@ -491,6 +518,14 @@ class Matcher:
                 match = Match(ref.signature, _about(event, captures), captures)
                 pending = _Untimed(match, untimed, not group.thin, chunk, start)
                 yield pending if defer_time else pending.timed(context)
+
+
+def _followed(data: bytes, end: int, starts: list[int], position: int, drop: _Drop) -> bool:
+    """Whether another candidate line starts within `drop.continued_within` lines below the
+    line ending at `end`."""
+    if position + 1 >= len(starts) or drop.continued_within <= 0:
+        return False
+    return data.count(b"\n", end, starts[position + 1]) <= drop.continued_within
 
 
 def _confirmed(

@@ -130,9 +130,15 @@ class ProgressScanner:
         keywords = sorted({k for f in self._formats for k in f.spec.keywords})
         self._scanner: Scanner = make_scanner(
             [
-                PatternSpec("|".join(re.escape(k) for k in keywords), False, tuple(keywords)),
+                # To the end of the line: one report per line, however many keywords it holds
+                # (a step line has three or four; each report is a Python call).
+                PatternSpec(
+                    "(?:" + "|".join(re.escape(k) for k in keywords) + ")[^\n]*$",
+                    False,
+                    tuple(keywords),
+                ),
                 PatternSpec(re.escape(PROBE_KEY), False, (PROBE_KEY,)),
-                PatternSpec(_NON_FINITE, True, ("nan", "inf")),
+                PatternSpec(_NON_FINITE + "[^\n]*$", True, ("nan", "inf")),
             ],
             backend,
             cache_dir,

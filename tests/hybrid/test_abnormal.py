@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from denpex.hybrid.abnormal import Level, is_abnormal, level_of
+from denpex.hybrid.abnormal import Level, is_abnormal, level_of, never_abnormal
 from denpex.hybrid.harvest import lexicon_matcher
 
 
@@ -101,3 +101,21 @@ def test_levels_are_read_after_the_launcher_prefixes() -> None:
         is Level.error
     )
     assert level_of("[rank2]: KeyError: 'label'") is Level.none
+
+
+def test_what_is_never_abnormal_is_known_from_the_line_alone() -> None:
+    """The scan drops such matches before building their events; the judgement agrees."""
+    tuner = (
+        "esm2-ddp-worker-0:44:44 [0] NCCL INFO NET/Plugin: Failed to find ncclTunerPlugin_v2 "
+        "symbol."
+    )
+    (hit,) = lexicon_matcher().scan_text(tuner)
+    assert never_abnormal(tuner, hit.signature) and not judged(tuner)
+    warned = (
+        "gpu2-ru7:2143:2561 [1] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : "
+        "No space left on device"
+    )
+    assert not any(never_abnormal(warned, h.signature) for h in lexicon_matcher().scan_text(warned))
+    frame = "frame #0: c10::Error::Error(c10::SourceLocation) + 0x9d (0x7fd3 in libc10.so)"
+    for hit in lexicon_matcher().scan_text(frame):
+        assert not never_abnormal(frame, hit.signature), "a continuation waits for its message"
