@@ -3,8 +3,9 @@ loss-scale collapse, each with the step where it began and the ranks where it ap
 
 Consumes the per-emitter progress series; produces `SilentFinding`s of classes `nan_or_inf`,
 `loss_divergence` and `loss_scale_underflow`. Loss is judged against the best level it reached
-(the lowest rolling median so far) and that window's noise (the MAD of step-to-step changes,
-which a downward trend does not inflate), so the early descent and ordinary noise do not count.
+(the lowest rolling median so far, from the 16th point on) and the larger of that window's noise
+and the typical noise so far (the MAD of step-to-step changes, which a downward trend does not
+inflate), so the early descent, ordinary noise and a start that is quiet by chance do not count.
 A point above that level by ROBUST_Z spreads begins a spike, and a spike most of whose following
 points stay above it is a divergence. An inf or NaN gradient norm is normal under dynamic loss
 scaling (the step is skipped), so it counts as a NaN onset only when the series shows no loss
@@ -22,7 +23,7 @@ from denpex.progress.series import Sample, Series
 from denpex.silent.common import evidence_of, median, scaled_mad
 
 WINDOW = 16
-MIN_HISTORY = 8
+MIN_HISTORY = 16
 ROBUST_Z = 8.0
 RELATIVE_FLOOR = 0.05
 """The loss spread is never taken below this share of the loss level."""
@@ -113,11 +114,16 @@ def _loss_onset(samples: list[Sample]) -> tuple[Sample, bool, float, float] | No
     """The first point far above the best level so far: (point, sustained, level, spread)."""
     values = [s.value for s in samples]
     best: tuple[float, float] | None = None
+    noises: list[float] = []
     for i in range(MIN_HISTORY, len(values)):
         window = values[max(0, i - WINDOW) : i]
         level = median(window)
         noise = scaled_mad([b - a for a, b in pairwise(window)], 0.0) / math.sqrt(2)
-        spread = max(noise, RELATIVE_FLOOR * abs(level), 1e-12)
+        noises.append(noise)
+        # The noise is never taken below its typical level so far: the window with the lowest
+        # level is often, by chance, also a quiet one, and its noise alone made ordinary
+        # fluctuations of a long run look like spikes.
+        spread = max(noise, median(noises), RELATIVE_FLOOR * abs(level), 1e-12)
         if best is None or level < best[0]:
             best = (level, spread)
         threshold = best[0] + ROBUST_Z * best[1]
