@@ -2,7 +2,7 @@
 
 Both log through glog: `LOG(ERROR) << "RdmaTransport: No available RNIC";`, `LOG(WARNING) <<
 ...`, `LOG_FIRST_N(WARNING, n) << ...`, `LOG_IF(ERROR, cond) << ...`, printed on the process's
-stderr as `E0302 09:15:07.980793     7 rdma_transport.cpp:662] <text>` (vLLM, SGLang and Dynamo
+stderr as `E1203 14:02:11.482913  2143 engine.cpp:120] <text>` (vLLM, SGLang and Dynamo
 workers that load the Mooncake connector print them among their own lines). Streamed pieces that
 are expressions become `{}`. `throw std::runtime_error(...)` texts reach Python as the bound
 call's `RuntimeError`. The Python package (mooncake-wheel/mooncake: the store/transfer-engine

@@ -4,7 +4,7 @@ The C++ agent, its backend plugins (UCX, libfabric, GDS, POSIX, object store, ..
 utilities log through Abseil streams behind NIXL's own macros (src/utils/common/nixl_log.h):
 `NIXL_ERROR << ...` is `LOG(ERROR)`, `NIXL_WARN` is `LOG(WARNING)`, `NIXL_FATAL` is
 `LOG(FATAL)`, `NIXL_ERROR_FUNC` prefixes the function name, and the `P` variants append
-strerror. They print `E0302 09:15:07.980793   12345 file.cpp:123] <text>` on the process's
+strerror. They print `E1203 14:02:11.482913   12345 file.cpp:123] <text>` on the process's
 stderr (vLLM's NixlConnector, Dynamo and SGLang workers). Older releases (before 0.4) used the
 same macros. The Python bindings turn a failed status into an exception named after it
 (`nixl._bindings.nixlBackendError: NIXL_ERR_BACKEND`), read from `throw_nixl_exception`; a
