@@ -18,8 +18,9 @@ skipped. Nothing here decides a class: the emitter's mapping.yaml does.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
+from catalogs.core.message import Message
 from catalogs.cppsource import CppMessage, _args, _blank_comments, _enclosing_function
 
 _STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
@@ -192,3 +193,22 @@ def sink_messages(src: str, sinks: Iterable[str], level: str) -> list[CppMessage
             )
         )
     return found
+
+
+def logged_and_thrown(
+    emitter: str,
+    release: str,
+    file: str,
+    text: str,
+    heads: Iterable[str],
+    levels: Collection[str],
+    error_calls: Iterable[str],
+) -> list[Message]:
+    """One C++ file's messages, as a glog/absl-style emitter prints them: its logging streams at
+    one of `levels` (`heads`: the stream macros) and its errors built by concatenation
+    (`error_calls`), as catalog messages of `emitter` at `release`."""
+    found = [m for m in stream_messages(text, heads) if m.level in levels]
+    found += concat_messages(text, error_calls)
+    return [
+        Message(emitter, release, m.text, m.style, file, m.line, m.level, m.function) for m in found
+    ]

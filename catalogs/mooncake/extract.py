@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from catalogs.core.message import Message
-from catalogs.cppstreams import concat_messages, stream_messages
+from catalogs.cppstreams import logged_and_thrown
 from catalogs.python_messages import extract_python
 
 EMITTER = "mooncake"
@@ -53,19 +53,9 @@ def _cpp(checkout: Path, release: str) -> list[Message]:
             if _skipped(relative):
                 continue
             text = path.read_text(encoding="utf-8", errors="replace")
-            for m in stream_messages(text, STREAM_HEADS):
-                if m.level in STREAM_LEVELS:
-                    found.append(
-                        Message(
-                            EMITTER, release, m.text, m.style, relative, m.line, m.level, m.function
-                        )
-                    )
-            for m in concat_messages(text, ERROR_CALLS):
-                found.append(
-                    Message(
-                        EMITTER, release, m.text, m.style, relative, m.line, m.level, m.function
-                    )
-                )
+            found += logged_and_thrown(
+                EMITTER, release, relative, text, STREAM_HEADS, STREAM_LEVELS, ERROR_CALLS
+            )
     return found
 
 

@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from catalogs.core.message import Message
-from catalogs.cppstreams import concat_messages, stream_messages
+from catalogs.cppstreams import logged_and_thrown
 from catalogs.python_messages import extract_python
 
 EMITTER = "nixl"
@@ -59,17 +59,9 @@ def _cpp(checkout: Path, release: str) -> list[Message]:
         text = path.read_text(encoding="utf-8", errors="replace")
         for macro, call in _MACROS:
             text = macro.sub(call, text)
-        for m in stream_messages(text, ("LOG",)):
-            if m.level in STREAM_LEVELS:
-                found.append(
-                    Message(
-                        EMITTER, release, m.text, m.style, relative, m.line, m.level, m.function
-                    )
-                )
-        for m in concat_messages(text, ERROR_CALLS):
-            found.append(
-                Message(EMITTER, release, m.text, m.style, relative, m.line, m.level, m.function)
-            )
+        found += logged_and_thrown(
+            EMITTER, release, relative, text, ("LOG",), STREAM_LEVELS, ERROR_CALLS
+        )
         for status in _STATUS_THROW.finditer(text):
             line = text.count("\n", 0, status.start()) + 1
             found.append(
