@@ -10,6 +10,7 @@ in every diagnosis, with the overlay's version beside them when one is loaded.
 from __future__ import annotations
 
 import functools
+import gc
 import hashlib
 import io
 import os
@@ -340,6 +341,10 @@ def load_library(
     overlay's signatures (`load_overlay`) are added, and its version joins the label."""
     with paused_gc():  # some 500,000 objects, none in a reference cycle
         library = _load_one(rules_dir, include_experimental, cache_dir, include_catalogs)
+        # They live as long as the process: moved out of the cyclic collector's generations, so
+        # that no later collection walks them again (those walks cost a small diagnosis two
+        # thirds of its time). Reference counting still frees whatever is dropped.
+        gc.freeze()
     if overlay_dir is None or not (overlay_dir / "VERSION").is_file():
         return library
     overlay = load_overlay(overlay_dir, include_experimental=include_experimental)
