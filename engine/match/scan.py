@@ -55,18 +55,19 @@ _YEAR = re.compile(rb"(?<!\d)(20\d{2})-(?:0[1-9]|1[0-2])-(?:[0-2]\d|3[01])[T _]\
 
 
 @dataclass(frozen=True, slots=True)
-class _Untimed:
+class _Pending:
     """A match whose event is not yet complete (`ingest.lines.completed_event`: the traceback
     above the line, a timestamp looked for around it): most repeated matches are only counted
     (`_Kept`), so only those kept pay for completing them."""
 
     match: Match
     untimed: bool
+    """The line prints no timestamp of its own."""
     with_traceback: bool
     chunk: Chunk
     line_start: int
 
-    def timed(self, context: SourceContext) -> Match:
+    def completed(self, context: SourceContext) -> Match:
         event = completed_event(
             self.match.event,
             self.untimed,
@@ -80,27 +81,27 @@ class _Untimed:
 
 @dataclass
 class _Kept:
-    first: list[Match | _Untimed] = field(default_factory=list)
-    last: deque[Match | _Untimed] = field(default_factory=lambda: deque(maxlen=KEEP_EACH_END))
+    first: list[Match | _Pending] = field(default_factory=list)
+    last: deque[Match | _Pending] = field(default_factory=lambda: deque(maxlen=KEEP_EACH_END))
     seen: int = 0
 
-    def add(self, match: Match | _Untimed) -> None:
+    def add(self, match: Match | _Pending) -> None:
         self.seen += 1
         if len(self.first) < KEEP_EACH_END:
             self.first.append(match)
         else:
             self.last.append(match)
 
-    def untimed(self) -> list[tuple[list[Match | _Untimed] | deque[Match | _Untimed], int]]:
-        return [
-            (held, index)
-            for held in (self.first, self.last)
-            for index, match in enumerate(held)
-            if isinstance(match, _Untimed)
-        ]
+    def pending(self) -> list[_Pending]:
+        return [m for m in (*self.first, *self.last) if isinstance(m, _Pending)]
+
+    def settle(self, done: dict[int, Match]) -> None:
+        """Each pending match replaced by its completed one in `done` (keyed by `id`)."""
+        self.first = [done.get(id(m), m) for m in self.first]
+        self.last = deque((done.get(id(m), m) for m in self.last), maxlen=KEEP_EACH_END)
 
     def matches(self) -> list[Match]:
-        assert not self.untimed(), "timed at the end of each chunk"
+        assert not self.pending(), "completed at the end of each chunk"
         return [m for m in (*self.first, *self.last) if isinstance(m, Match)]
 
     @property
@@ -108,15 +109,14 @@ class _Kept:
         return self.seen - len(self.first) - len(self.last)
 
 
-def _time_kept(kept: Iterable[_Kept], context: SourceContext) -> None:
-    """Time the untimed matches still kept once a chunk is done (its data is still at hand),
+def _complete_kept(kept: Iterable[_Kept], context: SourceContext) -> None:
+    """Complete the pending matches still kept once a chunk is done (its data is still at hand),
     in input order, as the look-back's reuse of the previous one expects."""
-    waiting = [(k, held, index) for k in kept for held, index in k.untimed()]
-    waiting.sort(key=lambda w: w[1][w[2]].match.event.offset)  # type: ignore[union-attr]
-    for _, held, index in waiting:
-        untimed = held[index]
-        assert isinstance(untimed, _Untimed)
-        held[index] = untimed.timed(context)
+    kept = list(kept)
+    pending = sorted((p for k in kept for p in k.pending()), key=lambda p: p.match.event.offset)
+    done = {id(p): p.completed(context) for p in pending}
+    for k in kept:
+        k.settle(done)
 
 
 @dataclass
@@ -163,12 +163,6 @@ class AbnormalLines:
     event is built, unless another candidate line follows within `continued_within` lines
     (it may continue this one and take its judgement)."""
     continued_within: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class _Drop:
-    never: Callable[[str, Signature], bool]
-    continued_within: int
 
 
 class _Digest:
@@ -322,11 +316,11 @@ class Matcher:
         generic: dict[tuple[str, int | None, int | None], _Kept] = {}
 
         def keep(
-            matches: Iterator[Match | _Untimed],
+            matches: Iterator[Match | _Pending],
             into: dict[tuple[str, int | None, int | None], _Kept] = kept,
         ) -> None:
             for found in matches:
-                match = found.match if isinstance(found, _Untimed) else found
+                match = found.match if isinstance(found, _Pending) else found
                 key = (match.signature.id, match.event.rank, match.event.who.local_rank)
                 into.setdefault(key, _Kept()).add(found)
 
@@ -334,26 +328,18 @@ class Matcher:
         last: Chunk | None = None
         progress = ProgressReader(self._progress, context)
         for chunk in iter_chunks(body, report):
-            keep(self._matches_in(chunk, context, self._abnormal, defer_time=True))
+            keep(self._matches_in(chunk, context, self._abnormal, defer=True))
             # Silent-failure hook: progress lines, read in the same pass over the bytes.
             progress.read(chunk)
             if abnormal is not None:
                 lexicon = abnormal.matcher._abnormal
                 keep(
                     abnormal.matcher._matches_in(
-                        chunk,
-                        context,
-                        lexicon,
-                        defer_time=True,
-                        drop=(
-                            _Drop(abnormal.never, abnormal.continued_within)
-                            if abnormal.never is not None
-                            else None
-                        ),
+                        chunk, context, lexicon, defer=True, drop=abnormal
                     ),
                     generic,
                 )
-            _time_kept([*kept.values(), *generic.values()], context)
+            _complete_kept([*kept.values(), *generic.values()], context)
             if head_window is None:
                 head_window = _head_window(chunk)
             last = chunk
@@ -467,13 +453,13 @@ class Matcher:
         keep_all: bool = False,
         accept: Callable[[str], bool] | None = None,
         *,
-        defer_time: bool = False,
-        drop: _Drop | None = None,
-    ) -> Iterator[Match | _Untimed]:
+        defer: bool = False,
+        drop: AbnormalLines | None = None,
+    ) -> Iterator[Match | _Pending]:
         """Confirmed matches of `group` in the chunk; with `accept`, only on lines whose text
-        it accepts, and with `drop`, without the signatures it rejects on a line (both judged
-        before the line's event is built); with `defer_time`, each match comes `_Untimed`, for
-        the caller to complete if it keeps it."""
+        it accepts, and with `drop`, without the signatures its judgement rejects on a line
+        (both judged before the line's event is built); with `defer`, each match comes
+        `_Pending`, for the caller to complete if it keeps it."""
         candidates = group.scanner.candidate_lines(chunk.data)
         by_line: dict[int, list[int]] = {}
         for pattern_index, starts in candidates.items():
@@ -484,7 +470,7 @@ class Matcher:
                 fresh = fresh[:CONTEXT_PER_WINDOW] + fresh[-CONTEXT_PER_WINDOW:]
             for start in fresh:
                 by_line.setdefault(start, []).append(pattern_index)
-        return self._confirm(chunk, context, group, by_line, keep_all, accept, defer_time, drop)
+        return self._confirm(chunk, context, group, by_line, keep_all, accept, defer, drop)
 
     def _confirm(
         self,
@@ -494,21 +480,23 @@ class Matcher:
         by_line: dict[int, list[int]],
         keep_all: bool,
         accept: Callable[[str], bool] | None = None,
-        defer_time: bool = False,
-        drop: _Drop | None = None,
-    ) -> Iterator[Match | _Untimed]:
+        defer: bool = False,
+        drop: AbnormalLines | None = None,
+    ) -> Iterator[Match | _Pending]:
         """Matches on the candidate lines (line start -> pattern indexes), confirmed by `re`."""
         data = chunk.data
         counted_to, line_number = 0, chunk.first_line
         starts = sorted(by_line)
+        never = drop.never if drop is not None else None
+        within = drop.continued_within if drop is not None else 0
         for position, start in enumerate(starts):
             begin, end = line_bounds(data, start)
             text = decode(data[begin:end])
             if accept is not None and not accept(text):
                 continue
             hits = _confirmed(group, sorted(by_line[start]), text, data, begin, end, keep_all)
-            if drop is not None and hits and not _followed(data, end, starts, position, drop):
-                hits = [hit for hit in hits if not drop.never(text, hit[0].signature)]
+            if never is not None and hits and not _followed(data, end, starts, position, within):
+                hits = [hit for hit in hits if not never(text, hit[0].signature)]
             if not hits:
                 continue
             line_number += data.count(b"\n", counted_to, start)
@@ -516,16 +504,16 @@ class Matcher:
             event, untimed = line_event(chunk, start, line_number, context, hits[0][1])
             for ref, _, captures in hits:
                 match = Match(ref.signature, _about(event, captures), captures)
-                pending = _Untimed(match, untimed, not group.thin, chunk, start)
-                yield pending if defer_time else pending.timed(context)
+                pending = _Pending(match, untimed, not group.thin, chunk, start)
+                yield pending if defer else pending.completed(context)
 
 
-def _followed(data: bytes, end: int, starts: list[int], position: int, drop: _Drop) -> bool:
-    """Whether another candidate line starts within `drop.continued_within` lines below the
-    line ending at `end`."""
-    if position + 1 >= len(starts) or drop.continued_within <= 0:
+def _followed(data: bytes, end: int, starts: list[int], position: int, within: int) -> bool:
+    """Whether another candidate line starts within `within` lines below the line ending at
+    `end`."""
+    if position + 1 >= len(starts) or within <= 0:
         return False
-    return data.count(b"\n", end, starts[position + 1]) <= drop.continued_within
+    return data.count(b"\n", end, starts[position + 1]) <= within
 
 
 def _confirmed(

@@ -261,10 +261,6 @@ class ProgressReader:
         kept = dict([*self._head, *self._sampled, *self._non_finite, *self._probe, *self._tail])
         return [kept[key] for key in sorted(kept)]
 
-    @property
-    def sampled(self) -> bool:
-        return self.stride > 1
-
 
 def _emitter(record: ProgressRecord) -> Emitter:
     rank = record.rank
