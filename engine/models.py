@@ -150,8 +150,9 @@ class SilentFinding(_Model):
     """A failure that raised no error, read from the training signal (progress lines, probe)."""
 
     failure_class: str = Field(
-        description="straggler, nan_or_inf, loss_divergence, loss_scale_underflow or "
-        "silent_data_corruption"
+        description="straggler, nan_or_inf, loss_divergence, loss_scale_underflow, "
+        "silent_data_corruption, or rendezvous_failure (a log that stops while its ranks join "
+        "the process group)"
     )
     title: str
     detector: str = Field(description="the check that found it, e.g. stragglers.step_time")

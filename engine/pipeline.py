@@ -34,6 +34,7 @@ from denpex.match.scan import AbnormalLines, Matcher
 from denpex.models import Diagnosis, InputSummary
 from denpex.reason.from_dumps import hang_hypotheses
 from denpex.reason.hypotheses import form_hypotheses
+from denpex.reason.setup_stall import stalled_in_setup
 from denpex.signatures.library import Library
 from denpex.silent.causes import with_silent_findings
 from denpex.silent.detect import find_silent_failures
@@ -192,5 +193,8 @@ def diagnose_evidence(
         (r for s in evidence.inputs for r in s.progress),
         max((s.progress_stride for s in evidence.inputs), default=1),
     )
+    stall = stalled_in_setup(timeline.matches, evidence.inputs, evidence.world.size)
+    if stall is not None:
+        silent = [*silent, stall]
     diagnosis = with_silent_findings(diagnosis, silent, options.confidence_threshold)
     return case.record(diagnosis, timeline) if case else diagnosis

@@ -196,6 +196,13 @@ class Signature(_Strict):
         "default in taxonomy.yaml",
     )
 
+    stage: Literal["joining", "joined"] | None = Field(
+        None,
+        description="for a context line: the stage of forming the process group it announces "
+        "('joining': a process is joining; 'joined': the group formed). A log whose last word "
+        "is a process joining, with nothing after, stopped while the group formed",
+    )
+
     @cached_property
     def traits(self) -> Traits:
         """The class's traits (taxonomy.yaml), with what this signature states in their place."""
@@ -261,6 +268,12 @@ class Signature(_Strict):
         missing = {*self.agreement.values, *self.agreement.key, *size} - named
         if missing:
             raise ValueError(f"agreement names captures no pattern has: {sorted(missing)}")
+        return self
+
+    @model_validator(mode="after")
+    def _stage_is_context(self) -> Signature:
+        if self.stage is not None and self.role is not Role.context:
+            raise ValueError("a stage is announced by a context line")
         return self
 
     @model_validator(mode="after")

@@ -24,6 +24,10 @@ NEXT_STEPS = {
     "or tighter gradient clipping; check the data of the steps just before it.",
     "loss_scale_underflow": "Every step overflows in fp16 from step {step}: switch to bf16 or "
     "find the layer whose activations overflow; raise min_loss_scale only to confirm.",
+    "rendezvous_failure": "Check that every node started its ranks with the same MASTER_ADDR, "
+    "MASTER_PORT and world size and its own node rank, and that each reaches the master's "
+    "port (nc -z MASTER_ADDR MASTER_PORT); the ranks that never announced themselves name "
+    "the nodes to look at.",
     "silent_data_corruption": "Re-run from a checkpoint before step {step} on other GPUs and "
     "compare; run the suspect GPU's diagnostics (dcgmi diag -r 3) before draining {where}.",
 }

@@ -19,9 +19,6 @@ UNDETERMINED = {
     # ... a Gloo rank that listens and is never joined, beside an Envoy sidecar's debug
     # chatter: no line says anything failed ...
     "issue-kubeflow-trainer-1636",
-    # ... three INFO lines of DeepSpeed setting up its NCCL backend before the hang the
-    # thread describes ...
-    "issue-rlhflow-online-rlhf-11",
     # ... a GPT-NeoX log that stops at "training ..." while the job hangs (blind round 12) ...
     "issue-eleutherai-gpt-neox-985",
     # ... and a script's own print of rank -1 and world size -1 from PyTorch's MPI backend.

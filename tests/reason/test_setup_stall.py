@@ -1,0 +1,81 @@
+"""A log that stops while its ranks join the process group is a suspected rendezvous failure;
+one that goes on past forming the group is not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from denpex.models import Status
+from tests.conftest import diagnose_paths, write_job
+
+# Real lines: Lightning Fabric on 4 nodes x 8 GPUs under Slurm (public issue
+# Lightning-AI/pytorch-lightning#17228), the run hung after these.
+LIGHTNING_JOINING = """\
+I0411 01:28:10.345465 140656298329920 github_fabric.py:15] 3: compute-permanent-node-[583,752,801,869]
+INFO: Initializing distributed: GLOBAL_RANK: 6, MEMBER: 7/32
+I0411 01:28:10.347674 140492815607616 github_fabric.py:15] 3: compute-permanent-node-[583,752,801,869]
+INFO: Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/32
+I0411 01:28:10.348870 140065187370816 github_fabric.py:15] 3: compute-permanent-node-[583,752,801,869]
+INFO: Initializing distributed: GLOBAL_RANK: 4, MEMBER: 5/32
+"""  # noqa: E501
+# Real lines of PyTorch 1.x's store-based barrier completing (a fairseq run).
+BARRIER = """\
+2022-09-26 16:09:56 | INFO | torch.distributed.distributed_c10d | Added key: store_based_barrier_key:3 to store for rank: 0
+2022-09-26 16:09:56 | INFO | torch.distributed.distributed_c10d | Rank 0: Completed store-based barrier for key:store_based_barrier_key:3 with 4 nodes.
+"""  # noqa: E501
+# Real lines: an accelerate launch with DeepSpeed that hung right after initialising the
+# backend (public issue RLHFlow/Online-RLHF#11).
+DEEPSPEED_JOINING = """\
+[2024-06-11 00:23:36,254] [INFO] [comm.py:637:init_distributed] cdb=None
+[2024-06-11 00:23:36,254] [INFO] [comm.py:668:init_distributed] Initializing TorchBackend in DeepSpeed with backend nccl
+[2024-06-11 00:23:36,296] [INFO] [comm.py:637:init_distributed] cdb=None
+"""  # noqa: E501
+STEPS = "".join(
+    f"{{'loss': {2.31 - i / 100:.4f}, 'grad_norm': 1.2, 'learning_rate': 5e-05, 'epoch': 0.0{i}}}\n"
+    for i in range(1, 6)
+)
+
+
+def _diagnose(tmp_path: Path, text: str) -> object:
+    job = write_job(tmp_path, {"train.log": text})
+    return diagnose_paths([str(job / "train.log")])
+
+
+def test_a_log_that_ends_with_ranks_joining_is_a_suspected_rendezvous_failure(
+    tmp_path: Path,
+) -> None:
+    diagnosis = _diagnose(tmp_path, LIGHTNING_JOINING)
+    assert diagnosis.status is Status.unknown  # a suspicion, never confident
+    top = diagnosis.root_causes[0]
+    assert top.failure_class == "rendezvous_failure"
+    assert top.confidence < 0.6
+    assert top.originating_rank is None
+    assert "3 of 32 ranks announced" in top.title
+    assert "excerpt cut at this point looks the same" in top.caveat
+    assert [e.line for e in top.evidence] == [2, 4, 6]
+
+
+def test_the_announcement_of_one_rank_alone_is_enough_when_the_log_ends_there(
+    tmp_path: Path,
+) -> None:
+    diagnosis = _diagnose(tmp_path, DEEPSPEED_JOINING)
+    assert diagnosis.root_causes[0].failure_class == "rendezvous_failure"
+
+
+def test_training_after_the_announcements_means_the_group_formed(tmp_path: Path) -> None:
+    diagnosis = _diagnose(tmp_path, DEEPSPEED_JOINING + STEPS)
+    assert diagnosis.status is Status.no_failure
+    assert not [f for f in diagnosis.silent if f.failure_class == "rendezvous_failure"]
+
+
+def test_a_completed_barrier_means_the_group_formed(tmp_path: Path) -> None:
+    diagnosis = _diagnose(tmp_path, BARRIER)
+    assert diagnosis.status is Status.no_failure
+
+
+def test_a_log_that_goes_on_past_the_announcements_is_not_read_as_stopped(
+    tmp_path: Path,
+) -> None:
+    later = "".join(f"Loading checkpoint shards: {i}/10\n" for i in range(10))
+    diagnosis = _diagnose(tmp_path, LIGHTNING_JOINING + later)
+    assert diagnosis.status is Status.no_failure
