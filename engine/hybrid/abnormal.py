@@ -7,6 +7,8 @@ match reports a failure by itself, whatever level the line was logged at.
 
 - `continuation` signatures (a C++ exception's frame stack) take the judgement of the message
   they continue, passed in as `carried`; on their own they are abnormal;
+- `last_resort` signatures (a Python traceback's frames) count only in an input where no other
+  line is abnormal (the caller applies this over the input: `harvest.judged`);
 - a line logged at error level, or at no level, is abnormal when any lexicon signature matches;
 - a warning is abnormal when its content reports a failure (confidence >= `REPORTS_FAILURE`):
   "NCCL WARN ... failed", "... Connection refused";
@@ -24,6 +26,10 @@ from denpex.ingest.attribution import split_prefixes
 from denpex.signatures.signature import Signature
 
 CONTINUATION_FAMILY = "continuation"
+LAST_RESORT_FAMILY = "last_resort"
+"""Lines that say something went wrong only where nothing else in their input does (a Python
+traceback's frames without the exception line that ends them): kept then, and otherwise left
+out so that they neither crowd the excerpt nor stand for the exception they lead to."""
 REPORTS_FAILURE = 0.2
 """A lexicon signature at least this confident marks a warning as abnormal."""
 WHATEVER_LEVEL = 0.5
@@ -90,6 +96,10 @@ def is_below_error(text: str) -> bool:
 def continues(signature: Signature) -> bool:
     """Whether lines of this signature continue the message above them."""
     return signature.family == CONTINUATION_FAMILY
+
+
+def last_resort(signature: Signature) -> bool:
+    return signature.family == LAST_RESORT_FAMILY
 
 
 def is_abnormal(text: str, signature: Signature, carried: bool | None = None) -> bool:

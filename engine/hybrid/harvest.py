@@ -19,9 +19,16 @@ from itertools import groupby
 from pathlib import Path
 
 from denpex.events import Match
-from denpex.hybrid.abnormal import continues, is_abnormal, is_below_error, never_abnormal
+from denpex.hybrid.abnormal import (
+    continues,
+    is_abnormal,
+    is_below_error,
+    last_resort,
+    never_abnormal,
+)
 from denpex.match.scan import AbnormalLines, Matcher
 from denpex.signatures.library import load_library
+from denpex.signatures.signature import Role
 
 __all__ = ["abnormal_lines", "is_below_error", "judged", "lexicon_matcher"]
 
@@ -37,9 +44,11 @@ def lexicon_matcher(backend: str = "auto", cache_dir: Path | None = None) -> Mat
     return Matcher(load_library(lexicon, cache_dir=cache_dir), backend, cache_dir)
 
 
-def judged(matches: Sequence[Match]) -> list[Match]:
+def judged(matches: Sequence[Match], explained: Sequence[Match] = ()) -> list[Match]:
     """The lexicon matches of one input that report something wrong, one per line, in input
-    order. A continuation line takes the judgement of the message just above it."""
+    order. A continuation line takes the judgement of the message just above it; a last-resort
+    line counts only when no other line of the input is abnormal and no signature found a
+    failure in it (`explained`: the input's signature matches)."""
     found: list[Match] = []
     last: tuple[int, bool] | None = None  # line and judgement of the last message seen
     for line, on_line_iter in groupby(
@@ -54,6 +63,9 @@ def judged(matches: Sequence[Match]) -> list[Match]:
             last = (line, carried)
         if any(verdicts):
             found.append(on_line[verdicts.index(True)])
+    telling = [m for m in found if not last_resort(m.signature)]
+    if telling or any(m.role is not Role.context for m in explained):
+        return telling
     return found
 
 

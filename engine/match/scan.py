@@ -157,7 +157,9 @@ class AbnormalLines:
     signature explains, and the caller's judgement of one input's matches (those it keeps)."""
 
     matcher: Matcher
-    judge: Callable[[list[Match]], list[Match]]
+    judge: Callable[[list[Match], list[Match]], list[Match]]
+    """(the generic matches of lines no signature explains, the input's signature matches) ->
+    the generic matches kept."""
     never: Callable[[str, Signature], bool] | None = None
     """A line and signature the judgement rejects on their own: dropped before the line's
     event is built, unless another candidate line follows within `continued_within` lines
@@ -365,7 +367,7 @@ class Matcher:
                 seen_lines.add(match.event.line)
                 found.append(match)
         if abnormal is not None:
-            found = abnormal.judge(found)
+            found = abnormal.judge(found, matches)
         return ScannedInput(
             item.name,
             item.relative,

@@ -42,11 +42,11 @@ def test_a_failure_seen_before_is_still_named_as_best_effort(report) -> None:
     by_case = {o.case: o for o in report.outcomes if o.family == family}
     for name in ("ckpt-missing", "ckpt-size", "ckpt-unexpected"):
         outcome = by_case[name]
-        assert (outcome.status, outcome.source, outcome.named) == (
-            "best_effort",
-            "retrieval",
-            "checkpoint_mismatch",
-        )
+        # Named by retrieval, or kept from a catalog signature below the threshold that says
+        # the same (Transformers prints torch's "Error(s) in loading state_dict" itself): the
+        # best effort adds to the rules and never undoes them.
+        assert (outcome.status, outcome.named) == ("best_effort", "checkpoint_mismatch")
+        assert outcome.source in ("retrieval", "rules")
         assert outcome.right_best_effort
 
 

@@ -65,3 +65,35 @@ def test_warnings_and_info_are_chatter_errors_are_not() -> None:
         "/work/wt-hybrid/.venv/bin/python"
     )
     assert not is_below_error("[default1]:[rank1]: KeyError: 'label'")
+
+
+# Real lines: two DDP ranks' tracebacks interleaved, pasted without the exception line that
+# ends them (public issue Lightning-AI/pytorch-lightning#19106).
+FRAMES_ONLY = """\
+    return _sync_ddp(result, group=group, reduce_op=reduce_op)
+  File "/myenv/python3.10/site-packages/lightning_fabric/utilities/distributed.py", line 220, in _sync_ddp
+    broadcast(object_sizes_tensor, src=src, group=group)
+  File "/myenv/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 1906, in broadcast
+    work = default_pg.broadcast([tensor], opts)
+"""  # noqa: E501
+
+
+def test_traceback_frames_count_only_where_nothing_else_is_abnormal(tmp_path: Path) -> None:
+    alone = tmp_path / "frames.log"
+    alone.write_text(FRAMES_ONLY)
+    evidence = assemble([str(alone)], _matcher(), _WITH_LINES)
+    assert [m.event.line for m in evidence.abnormal] == [2, 4]
+    # With the exception line that ends them, a signature explains the failure: the frames
+    # neither crowd the best effort's excerpt nor stand for the exception.
+    ended = tmp_path / "ended.log"
+    ended.write_text(FRAMES_ONLY + "ValueError: quillpack footer is corrupt\n")
+    evidence = assemble([str(ended)], _matcher(), _WITH_LINES)
+    assert [m.signature_id for s in evidence.inputs for m in s.matches] == [
+        "python.uncaught_exception"
+    ]
+    assert evidence.abnormal == ()
+    # With an abnormal line no signature explains, that line is the evidence, not the frames.
+    unexplained = tmp_path / "unexplained.log"
+    unexplained.write_text(FRAMES_ONLY + "quillpack.errors.ShardFooterCorrupt\n")
+    evidence = assemble([str(unexplained)], _matcher(), _WITH_LINES)
+    assert [m.event.line for m in evidence.abnormal] == [6]

@@ -18,4 +18,4 @@ def test_every_example_matches_in_every_backend_and_every_near_miss_does_not() -
 def test_the_lexicon_only_marks_lines_it_never_classifies_them() -> None:
     library = load_library(LEXICON)
     assert {s.failure_class for s in library.signatures} == {"unknown"}
-    assert {s.family for s in library.signatures} == {"abnormal", "continuation"}
+    assert {s.family for s in library.signatures} == {"abnormal", "continuation", "last_resort"}
