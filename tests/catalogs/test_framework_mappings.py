@@ -15,7 +15,7 @@ from catalogs.core import Decision, Mapping, Message, load_mapping
 
 CATALOGS = Path(__file__).resolve().parents[2] / "catalogs"
 FRAMEWORKS = ("deepspeed", "megatron", "transformers", "accelerate", "vllm")
-FRAMEWORKS += ("sglang", "tgi", "ray", "jax")
+FRAMEWORKS += ("sglang", "tgi", "ray", "jax", "lightning")
 
 
 @cache
@@ -64,6 +64,29 @@ def _decide(
             "reasons include: (1) SIGKILL by the user or system OOM killer",
             "ERROR",
             "node_failure",
+        ),
+        # lightning 2.6 src/lightning_fabric/plugins/environments/slurm.py
+        (
+            "lightning",
+            "You set `num_nodes={num_nodes}` in Lightning, but the number of nodes configured in "
+            "SLURM `--nodes={nnodes}` does not match. HINT: Set `num_nodes={nnodes}`.",
+            "ValueError",
+            "launch_config_error",
+        ),
+        # lightning 2.6 src/lightning_fabric/plugins/environments/lsf.py
+        (
+            "lightning",
+            "Cannot determine global rank. Environment variable `JSM_NAMESPACE_RANK` not found. "
+            "Make sure you run your executable with `jsrun`.",
+            "ValueError",
+            "launch_config_error",
+        ),
+        # lightning 2.6 src/lightning_fabric/strategies/fsdp.py
+        (
+            "lightning",
+            "The FSDP strategy can only work with the `FSDPPrecision` plugin, found {precision}",
+            "TypeError",
+            "framework_config_error",
         ),
         # megatron core_v0.19 megatron/core/extensions/transformer_engine.py
         (
