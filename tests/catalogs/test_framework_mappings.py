@@ -15,7 +15,7 @@ from catalogs.core import Decision, Mapping, Message, load_mapping
 
 CATALOGS = Path(__file__).resolve().parents[2] / "catalogs"
 FRAMEWORKS = ("deepspeed", "megatron", "transformers", "accelerate", "vllm")
-FRAMEWORKS += ("sglang", "tgi", "ray", "jax", "lightning")
+FRAMEWORKS += ("sglang", "tgi", "ray", "jax", "lightning", "colossalai")
 
 
 @cache
@@ -86,6 +86,22 @@ def _decide(
             "lightning",
             "The FSDP strategy can only work with the `FSDPPrecision` plugin, found {precision}",
             "TypeError",
+            "framework_config_error",
+        ),
+        # colossalai v0.5.0 colossalai/cli/launcher/multinode_runner.py (click.echo)
+        (
+            "colossalai",
+            "Error: failed to run {cmds} on {hostinfo.hostname}, is localhost: "
+            "{hostinfo.is_local_host}, exception: {e}",
+            "ECHO",
+            "launch_config_error",
+        ),
+        # colossalai v0.5.0 colossalai/booster/plugin/hybrid_parallel_plugin.py
+        (
+            "colossalai",
+            "World size {dist.get_world_size()} is not divisible by tp_size {tp_size} * pp_size "
+            "{pp_size}",
+            "AssertionError",
             "framework_config_error",
         ),
         # megatron core_v0.19 megatron/core/extensions/transformer_engine.py
