@@ -15,7 +15,7 @@ from catalogs.core import Decision, Mapping, Message, load_mapping
 
 CATALOGS = Path(__file__).resolve().parents[2] / "catalogs"
 FRAMEWORKS = ("deepspeed", "megatron", "transformers", "accelerate", "vllm")
-FRAMEWORKS += ("sglang", "tgi", "ray", "jax", "lightning", "colossalai")
+FRAMEWORKS += ("sglang", "tgi", "ray", "jax", "lightning", "colossalai", "composer")
 
 
 @cache
@@ -103,6 +103,13 @@ def _decide(
             "{pp_size}",
             "AssertionError",
             "framework_config_error",
+        ),
+        # composer 0.32 composer/utils/dist.py
+        (
+            "composer",
+            "Torch distributed is initialized but environment variable {env_var} is not set.",
+            "MissingEnvironmentError",
+            "launch_config_error",
         ),
         # megatron core_v0.19 megatron/core/extensions/transformer_engine.py
         (
