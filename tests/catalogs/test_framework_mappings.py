@@ -15,7 +15,7 @@ from catalogs.core import Decision, Mapping, Message, load_mapping
 
 CATALOGS = Path(__file__).resolve().parents[2] / "catalogs"
 FRAMEWORKS = ("deepspeed", "megatron", "transformers", "accelerate", "vllm")
-FRAMEWORKS += ("sglang", "tgi", "ray", "jax", "lightning", "colossalai", "composer")
+FRAMEWORKS += ("sglang", "tgi", "ray", "jax", "lightning", "colossalai", "composer", "lmdeploy")
 
 
 @cache
@@ -111,6 +111,8 @@ def _decide(
             "MissingEnvironmentError",
             "launch_config_error",
         ),
+        # lmdeploy 0.18 lmdeploy/pytorch/engine/executor/base.py
+        ("lmdeploy", "No enough gpu memory for kv cache.", "RuntimeError", "kv_cache_exhausted"),
         # megatron core_v0.19 megatron/core/extensions/transformer_engine.py
         (
             "megatron",
