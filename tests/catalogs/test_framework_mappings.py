@@ -16,6 +16,7 @@ from catalogs.core import Decision, Mapping, Message, load_mapping
 CATALOGS = Path(__file__).resolve().parents[2] / "catalogs"
 FRAMEWORKS = ("deepspeed", "megatron", "transformers", "accelerate", "vllm")
 FRAMEWORKS += ("sglang", "tgi", "ray", "jax", "lightning", "colossalai", "composer", "lmdeploy")
+FRAMEWORKS += ("dgl",)
 
 
 @cache
@@ -113,6 +114,13 @@ def _decide(
         ),
         # lmdeploy 0.18 lmdeploy/pytorch/engine/executor/base.py
         ("lmdeploy", "No enough gpu memory for kv cache.", "RuntimeError", "kv_cache_exhausted"),
+        # dgl 2.1.0 python/dgl/distributed/dist_context.py
+        (
+            "dgl",
+            "Please define DGL_IP_CONFIG to run DistGraph server",
+            "AssertionError",
+            "launch_config_error",
+        ),
         # megatron core_v0.19 megatron/core/extensions/transformer_engine.py
         (
             "megatron",
