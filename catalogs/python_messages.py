@@ -7,7 +7,10 @@ TGI's server, SGLang, Ray, JAX). It finds what a failed run prints:
 - `logger.error/warning/exception/critical/fatal(...)`, `logger.log(level, ...)`, Megatron's
   `log_single_rank`, DeepSpeed's `log_dist(level=...)` and `warnings.warn(...)` (level: ERROR,
   WARNING, CRITICAL),
-- `assert cond, "..."` (level: AssertionError).
+- `assert cond, "..."` (level: AssertionError),
+- calls of an emitter's own helpers whose first argument is the message, when its extract.py
+  names them as they are called (`named={"rank_zero_warn": "WARNING"}`: Lightning's warnings;
+  `{"click.echo": "ECHO"}`: a CLI's reports).
 
 The text is the format exactly as written: a plain string is `literal`, `"..." % args` or a logger
 call with arguments is `printf`, `"...".format(...)` is `brace`, an f-string (or a concatenation
@@ -175,8 +178,9 @@ def _exc_name(node: ast.AST) -> str | None:
 
 
 class _Visitor(ast.NodeVisitor):
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, named: dict[str, str] | None = None) -> None:
         self.file = file
+        self.named = named or {}
         self.found: list[Found] = []
         self.func_stack: list[str] = ["<module>"]
         self.env_stack: list[dict[str, ast.AST]] = [{}]
@@ -243,6 +247,10 @@ class _Visitor(ast.NodeVisitor):
             level = _level_name(node.args[at])
             if level:
                 self._add(node.args[at + 1], level, node.lineno, len(node.args) > at + 2)
+        elif self.named and node.args and _expr_text(f) in self.named:
+            # an emitter's own helper, named by its extract.py as it is called:
+            # rank_zero_warn("...", category=...), click.echo(f"Error: ...")
+            self._add(node.args[0], self.named[_expr_text(f)], node.lineno, len(node.args) > 1)
         elif name == "log_dist" and node.args:
             # DeepSpeed: log_dist(message, ranks=[0], level=logging.WARNING)
             level = next((_level_name(k.value) for k in node.keywords if k.arg == "level"), None)
@@ -266,12 +274,12 @@ def _level_name(node: ast.AST) -> str | None:
     }.get(attr)
 
 
-def scan_file(path: Path, rel: str) -> list[Found]:
+def scan_file(path: Path, rel: str, named: dict[str, str] | None = None) -> list[Found]:
     try:
         tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"), filename=rel)
     except (SyntaxError, ValueError):
         return []
-    v = _Visitor(rel)
+    v = _Visitor(rel, named)
     v.visit(tree)
     return v.found
 
@@ -280,6 +288,7 @@ def scan(
     root: Path,
     include: Iterable[str],
     exclude: Iterable[str] = (),
+    named: dict[str, str] | None = None,
 ) -> Iterator[Found]:
     """Every message in the .py files under `root` whose relative path starts with an `include`
     prefix and with no `exclude` prefix or path component (tests, examples, benchmarks)."""
@@ -299,7 +308,7 @@ def scan(
             continue
         files.append((rel, p))
     for rel, p in sorted(files):
-        yield from scan_file(p, rel)
+        yield from scan_file(p, rel, named)
 
 
 def release_root(checkout: Path, release: str) -> Path:
@@ -340,7 +349,8 @@ def extract_python(
     include: tuple[str, ...],
     exclude: tuple[str, ...] = (),
     assert_paths: tuple[str, ...] = (),
+    named: dict[str, str] | None = None,
 ) -> list:
     root = release_root(checkout, release)
-    found = [f for f in scan(root, include, exclude) if in_scope(f, assert_paths)]
+    found = [f for f in scan(root, include, exclude, named) if in_scope(f, assert_paths)]
     return to_messages(found, emitter, release)

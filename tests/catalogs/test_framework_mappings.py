@@ -15,7 +15,8 @@ from catalogs.core import Decision, Mapping, Message, load_mapping
 
 CATALOGS = Path(__file__).resolve().parents[2] / "catalogs"
 FRAMEWORKS = ("deepspeed", "megatron", "transformers", "accelerate", "vllm")
-FRAMEWORKS += ("sglang", "tgi", "ray", "jax")
+FRAMEWORKS += ("sglang", "tgi", "ray", "jax", "lightning", "colossalai", "composer", "lmdeploy")
+FRAMEWORKS += ("dgl",)
 
 
 @cache
@@ -64,6 +65,61 @@ def _decide(
             "reasons include: (1) SIGKILL by the user or system OOM killer",
             "ERROR",
             "node_failure",
+        ),
+        # lightning 2.6 src/lightning_fabric/plugins/environments/slurm.py
+        (
+            "lightning",
+            "You set `num_nodes={num_nodes}` in Lightning, but the number of nodes configured in "
+            "SLURM `--nodes={nnodes}` does not match. HINT: Set `num_nodes={nnodes}`.",
+            "ValueError",
+            "launch_config_error",
+        ),
+        # lightning 2.6 src/lightning_fabric/plugins/environments/lsf.py
+        (
+            "lightning",
+            "Cannot determine global rank. Environment variable `JSM_NAMESPACE_RANK` not found. "
+            "Make sure you run your executable with `jsrun`.",
+            "ValueError",
+            "launch_config_error",
+        ),
+        # lightning 2.6 src/lightning_fabric/strategies/fsdp.py
+        (
+            "lightning",
+            "The FSDP strategy can only work with the `FSDPPrecision` plugin, found {precision}",
+            "TypeError",
+            "framework_config_error",
+        ),
+        # colossalai v0.5.0 colossalai/cli/launcher/multinode_runner.py (click.echo)
+        (
+            "colossalai",
+            "Error: failed to run {cmds} on {hostinfo.hostname}, is localhost: "
+            "{hostinfo.is_local_host}, exception: {e}",
+            "ECHO",
+            "launch_config_error",
+        ),
+        # colossalai v0.5.0 colossalai/booster/plugin/hybrid_parallel_plugin.py
+        (
+            "colossalai",
+            "World size {dist.get_world_size()} is not divisible by tp_size {tp_size} * pp_size "
+            "{pp_size}",
+            "AssertionError",
+            "framework_config_error",
+        ),
+        # composer 0.32 composer/utils/dist.py
+        (
+            "composer",
+            "Torch distributed is initialized but environment variable {env_var} is not set.",
+            "MissingEnvironmentError",
+            "launch_config_error",
+        ),
+        # lmdeploy 0.18 lmdeploy/pytorch/engine/executor/base.py
+        ("lmdeploy", "No enough gpu memory for kv cache.", "RuntimeError", "kv_cache_exhausted"),
+        # dgl 2.1.0 python/dgl/distributed/dist_context.py
+        (
+            "dgl",
+            "Please define DGL_IP_CONFIG to run DistGraph server",
+            "AssertionError",
+            "launch_config_error",
         ),
         # megatron core_v0.19 megatron/core/extensions/transformer_engine.py
         (

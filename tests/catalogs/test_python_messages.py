@@ -161,3 +161,30 @@ def test_tgi_rust_messages(tmp_path: Path, rust: str, text: str, style: str, lev
     [(found_text, found_style, file, _line, found_level, function)] = _tgi().scan_rust(tmp_path)  # type: ignore[attr-defined]
     assert (found_text, found_style, found_level) == (text, style, level)
     assert (file, function) == ("launcher/src/main.rs", "run")
+
+
+def test_an_emitter_s_own_warning_helper_is_read_only_when_its_extract_names_it(
+    tmp_path: Path,
+) -> None:
+    # lightning 2.6 src/pytorch_lightning/trainer/connectors/data_connector.py
+    source = (
+        "def _check_dataloader_iterable(name, upper_bound):\n"
+        "    rank_zero_warn(\n"
+        "        f\"The '{name}' does not have many workers which may be a bottleneck. Consider\"\n"
+        '        f" increasing the value of the `num_workers` argument` to"\n'
+        '        f" `num_workers={upper_bound}` in the `DataLoader` to improve performance.",\n'
+        "        category=PossibleUserWarning,\n"
+        "    )\n"
+    )
+    path = tmp_path / "pkg" / "mod.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(source, encoding="utf-8")
+    assert list(scan(tmp_path, ("pkg/",))) == []
+    [found] = scan(tmp_path, ("pkg/",), named={"rank_zero_warn": "WARNING"})
+    assert (found.text, found.style, found.level) == (
+        "The '{name}' does not have many workers which may be a bottleneck. Consider increasing"
+        " the value of the `num_workers` argument` to `num_workers={upper_bound}` in the"
+        " `DataLoader` to improve performance.",
+        "fstring",
+        "WARNING",
+    )
