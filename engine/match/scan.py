@@ -353,8 +353,8 @@ class Matcher:
             warnings.append(
                 f"{item.name}: {report.cut_lines} line(s) longer than 16 MiB were read in pieces"
             )
-        matches = sorted(
-            (m for k in kept.values() for m in k.matches()), key=lambda m: m.event.offset
+        matches = _without_claimed(
+            sorted((m for k in kept.values() for m in k.matches()), key=lambda m: m.event.offset)
         )
         dropped = {(key[0], key[1]): k.dropped for key, k in kept.items() if k.dropped}
         explained = {m.event.line for m in matches}
@@ -541,6 +541,25 @@ def _confirmed(
         return list(hits.values())
     top = max(ref.signature.priority for ref, _, _ in hits.values())
     return [hit for hit in hits.values() if hit[0].signature.priority == top]
+
+
+def _without_claimed(matches: list[Match]) -> list[Match]:
+    """The matches less those a context signature claims: on a line a known harmless message
+    claims (`claims_line`), signatures of lower priority that would read it as a failure
+    are dropped (NCCL's plugin probe quotes the loader's "cannot open shared object file")."""
+    claimed: dict[tuple[str, int], int] = {}
+    for match in matches:
+        if match.signature.claims_line:
+            key = (match.event.source, match.event.line)
+            claimed[key] = max(claimed.get(key, match.signature.priority), match.signature.priority)
+    if not claimed:
+        return matches
+    return [
+        m
+        for m in matches
+        if m.role is Role.context
+        or m.signature.priority >= claimed.get((m.event.source, m.event.line), -1)
+    ]
 
 
 def _first_time(head: bytes, context: SourceContext, lines: int = 50) -> float | None:

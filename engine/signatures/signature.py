@@ -203,6 +203,12 @@ class Signature(_Strict):
         "is a process joining, with nothing after, stopped while the group formed",
     )
 
+    claims_line: bool = Field(
+        False,
+        description="for a context line: a message known to be harmless; on its line, "
+        "signatures of lower priority that would read it as a failure are dropped",
+    )
+
     @cached_property
     def traits(self) -> Traits:
         """The class's traits (taxonomy.yaml), with what this signature states in their place."""
@@ -274,6 +280,8 @@ class Signature(_Strict):
     def _stage_is_context(self) -> Signature:
         if self.stage is not None and self.role is not Role.context:
             raise ValueError("a stage is announced by a context line")
+        if self.claims_line and self.role is not Role.context:
+            raise ValueError("a line is claimed as harmless by a context line")
         return self
 
     @model_validator(mode="after")
