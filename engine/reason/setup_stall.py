@@ -1,31 +1,64 @@
-"""A run that stopped while its ranks were forming the process group.
+"""A run that stopped at the start: while its ranks formed the process group, or in its first
+training steps.
 
-Consumes the matched lines (those whose signature announces a `stage` of forming the group),
-the scanned inputs and the world size the evidence states; produces at most one
-`SilentFinding` of class `rendezvous_failure`. No error is printed when ranks wait for peers
-that never arrive: the log simply ends after "joining" announcements (Lightning's
-`Initializing distributed: GLOBAL_RANK`, the store-based barrier's `Added key`, DeepSpeed's and
-Megatron's `initializing torch distributed`). Where the evidence shows the group formed or the
-run went on (a `joined` line, training progress or other lines after the last announcement),
-there is no finding. It is read from where a log stops, which a pasted excerpt cut at the same
-place cannot be told apart from, so it is always a suspicion below the diagnosis threshold.
+Consumes the matched lines whose signature announces a `stage` of a run's start, the scanned
+inputs and the world size the evidence states; produces at most one `SilentFinding`. No error
+is printed when ranks wait for peers that never arrive or for a first collective that never
+completes: the log simply ends after the announcement.
+
+- Ending on "joining" announcements (Lightning's `Initializing distributed: GLOBAL_RANK`, the
+  store-based barrier's `Added key`, DeepSpeed's and Megatron's initialisation), with no
+  "joined" line: a suspected `rendezvous_failure`.
+- Ending after the training loop's start (Megatron's and GPT-NeoX's `training ...`), with no
+  step reported: a suspected `collective_timeout` in the first steps (every rank's first
+  collectives, and the communicators they create).
+
+Where the evidence shows the run went on (training progress, or any other matched line after
+the announcement, or more than a few lines of output), there is no finding. It is read from
+where a log stops, which a pasted excerpt cut at the same place cannot be told apart from, so
+it is always a suspicion below the diagnosis threshold.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from denpex.events import Match
 from denpex.match.scan import ScannedInput
 from denpex.models import SilentFinding
 from denpex.reason.root_causes import evidence_of
 
-TRAILING_LINES = 4
+TRAILING_LINES = 8
 """Lines an input may still hold after its last announcement (a blank line, a library's
-start-up notice) and still be said to stop there."""
+start-up notices, a trainer's settings) and still be said to stop there."""
 CONFIDENCE = 0.35
 MAX_EVIDENCE = 8
 RANK_CAPTURES = ("claimed_rank", "rank", "pg_rank")
+
+
+@dataclass(frozen=True)
+class _Reading:
+    failure_class: str
+    title: str
+    caveat: str
+
+
+_JOINING = _Reading(
+    "rendezvous_failure",
+    "The log stops while the ranks join the process group ({count}; nothing after)",
+    "Read from where the log stops, not from an error: ranks waiting for peers that never "
+    "arrive print nothing until a timeout, if one is set. An excerpt cut at this point looks "
+    "the same; ranks missing from the announcements may simply be in other logs.",
+)
+_TRAINING = _Reading(
+    "collective_timeout",
+    "The log stops in the first training steps (the loop began; no step reported after)",
+    "Read from where the log stops, not from an error: a first collective that never "
+    "completes (a communicator that cannot connect, a rank that never arrived) prints nothing "
+    "until the watchdog's timeout. An excerpt cut at this point, or a first step that is only "
+    "slow, looks the same.",
+)
 
 
 def _rank(match: Match) -> int | None:
@@ -36,14 +69,28 @@ def _rank(match: Match) -> int | None:
     return match.event.rank
 
 
+def _count(joining: Sequence[Match], world_size: int | None) -> str:
+    announced = sorted({r for r in map(_rank, joining) if r is not None})
+    if world_size is not None and announced:
+        return f"{len(announced)} of {world_size} ranks announced"
+    if announced:
+        return f"ranks {', '.join(map(str, announced[:8]))} announced"
+    return "the ranks announced"
+
+
 def stalled_in_setup(
     matches: Sequence[Match], inputs: Sequence[ScannedInput], world_size: int | None
 ) -> SilentFinding | None:
-    joining = [m for m in matches if m.signature.stage == "joining"]
-    if not joining or any(m.signature.stage == "joined" for m in matches):
+    staged = [m for m in matches if m.signature.stage is not None]
+    if not staged:
         return None
+    last = max(staged, key=lambda m: (m.event.time or 0.0, m.event.line))
+    if last.signature.stage == "joined":
+        return None
+    stage = last.signature.stage
+    announcements = [m for m in staged if m.signature.stage == stage]
     last_line: dict[str, int] = {}
-    for match in joining:
+    for match in announcements:
         source = match.event.source
         last_line[source] = max(last_line.get(source, 0), match.event.line)
     for scanned in inputs:
@@ -54,26 +101,21 @@ def stalled_in_setup(
             return None  # the log goes on after the announcements
     if any(m.event.line > last_line.get(m.event.source, 0) for m in matches):
         return None  # something else was said after them
-    announced = sorted({r for r in map(_rank, joining) if r is not None})
-    if world_size is not None and announced:
-        count = f"{len(announced)} of {world_size} ranks announced"
-    elif announced:
-        count = f"ranks {', '.join(map(str, announced[:8]))} announced"
+    if stage == "joining":
+        if any(m.signature.stage == "joined" for m in matches):
+            return None
+        reading = _JOINING
+        title = reading.title.format(count=_count(announcements, world_size))
     else:
-        count = "the ranks announced"
+        reading = _TRAINING
+        title = reading.title
     return SilentFinding(
-        failure_class="rendezvous_failure",
-        title=f"The log stops while the ranks join the process group ({count}; nothing after)",
+        failure_class=reading.failure_class,
+        title=title,
         detector="setup.stalled",
         ranks=[],
         confidence=CONFIDENCE,
         suspicion=True,
-        caveat=(
-            "Read from where the log stops, not from an error: ranks waiting for peers that "
-            "never arrive print nothing until a timeout, if one is set. An excerpt cut at this "
-            "point looks the same; ranks missing from the announcements may simply be in "
-            "other logs."
-        ),
-        measurements={"announced_ranks": float(len(announced))},
-        evidence=[evidence_of(m) for m in joining[-MAX_EVIDENCE:]],
+        caveat=reading.caveat,
+        evidence=[evidence_of(m) for m in announcements[-MAX_EVIDENCE:]],
     )

@@ -196,11 +196,12 @@ class Signature(_Strict):
         "default in taxonomy.yaml",
     )
 
-    stage: Literal["joining", "joined"] | None = Field(
+    stage: Literal["joining", "joined", "training"] | None = Field(
         None,
-        description="for a context line: the stage of forming the process group it announces "
-        "('joining': a process is joining; 'joined': the group formed). A log whose last word "
-        "is a process joining, with nothing after, stopped while the group formed",
+        description="for a context line: the stage of a run's start it announces ('joining': "
+        "a process is joining the process group; 'joined': the group formed; 'training': the "
+        "training loop begins). A log whose last word is such an announcement, with no step "
+        "after, stopped there",
     )
 
     claims_line: bool = Field(

@@ -18,7 +18,7 @@ NCCL version 2.20.5+cuda12.4
 """  # noqa: E501
 # The loader's wording as Python raises it for a library that is missing (not in a probe).
 MISSING_NCCL = (
-    "ImportError: libnccl.so.2: cannot open shared object file: No such file or directory\n"  # noqa: E501
+    "ImportError: libnccl.so.2: cannot open shared object file: No such file or directory\n"
 )
 
 

@@ -76,6 +76,33 @@ def test_a_completed_barrier_means_the_group_formed(tmp_path: Path) -> None:
 def test_a_log_that_goes_on_past_the_announcements_is_not_read_as_stopped(
     tmp_path: Path,
 ) -> None:
-    later = "".join(f"Loading checkpoint shards: {i}/10\n" for i in range(10))
+    later = "".join(f"Loading checkpoint shards: {i}/20\n" for i in range(20))
     diagnosis = _diagnose(tmp_path, LIGHTNING_JOINING + later)
+    assert diagnosis.status is Status.no_failure
+
+
+# Real lines: GPT-NeoX under DeepSpeed's pdsh runner, whose job hung in its first step (public
+# issue EleutherAI/gpt-neox#985).
+NEOX_TRAINING = """\
+gpt-neox-train-dist-master: time (ms) | model and optimizer: 49512.12 | train/valid/test data iterators: 1488.60
+gpt-neox-train-dist-master: training ...
+gpt-neox-train-dist-master: [2023-07-04 15:47:30,793] [INFO] [checkpointing.py:553:forward] Activation Checkpointing Information
+gpt-neox-train-dist-master: [2023-07-04 15:47:30,793] [INFO] [checkpointing.py:560:forward] ----Synchronization True
+"""  # noqa: E501
+
+
+def test_a_log_that_stops_after_the_training_loop_began_is_a_suspected_first_step_hang(
+    tmp_path: Path,
+) -> None:
+    diagnosis = _diagnose(tmp_path, NEOX_TRAINING)
+    assert diagnosis.status is Status.unknown
+    top = diagnosis.root_causes[0]
+    assert (top.failure_class, top.originating_rank) == ("collective_timeout", None)
+    assert top.confidence < 0.6
+    assert "first training steps" in top.title
+    assert [e.line for e in top.evidence] == [2]
+
+
+def test_a_step_after_the_loop_began_means_it_did_not_stop_there(tmp_path: Path) -> None:
+    diagnosis = _diagnose(tmp_path, NEOX_TRAINING + STEPS)
     assert diagnosis.status is Status.no_failure
