@@ -86,7 +86,7 @@ def test_traceback_frames_count_only_where_nothing_else_is_abnormal(tmp_path: Pa
     # With the exception line that ends them, a signature explains the failure: the frames
     # neither crowd the best effort's excerpt nor stand for the exception.
     ended = tmp_path / "ended.log"
-    ended.write_text(FRAMES_ONLY + "ValueError: quillpack footer is corrupt\n")
+    ended.write_text(FRAMES_ONLY + "IndexError: list index out of range\n")
     evidence = assemble([str(ended)], _matcher(), _WITH_LINES)
     assert [m.signature_id for s in evidence.inputs for m in s.matches] == [
         "python.uncaught_exception"
@@ -94,6 +94,10 @@ def test_traceback_frames_count_only_where_nothing_else_is_abnormal(tmp_path: Pa
     assert evidence.abnormal == ()
     # With an abnormal line no signature explains, that line is the evidence, not the frames.
     unexplained = tmp_path / "unexplained.log"
-    unexplained.write_text(FRAMES_ONLY + "quillpack.errors.ShardFooterCorrupt\n")
+    # The module-qualified exception tail of tests/hybrid/test_abnormal.py.
+    unexplained.write_text(
+        FRAMES_ONLY + "quillpack.errors.ShardFooterCorrupt: footer checksum 0x9f3a1c22 does "
+        "not match 0x00000000 in shard-00017.qpk\n"
+    )
     evidence = assemble([str(unexplained)], _matcher(), _WITH_LINES)
     assert [m.event.line for m in evidence.abnormal] == [6]
