@@ -2,8 +2,10 @@
 
 generate: extracts the messages of every pinned release line (or only `--release`, keeping the
 other lines as recorded in CATALOG.json), applies the reviewed mapping and writes the family's
-signatures and CATALOG.json. `--diff REF` writes nothing: it prints what REF adds, drops and
-rewords against the newest pinned line.
+signatures and CATALOG.json. `--recorded` extracts nothing: it applies the mapping and the
+generator to the messages CATALOG.json records for every line, so a reviewed mapping (or a
+generator change) takes effect without the pinned sources at hand. `--diff REF` writes
+nothing: it prints what REF adds, drops and rewords against the newest pinned line.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from catalogs.core.generate import (
     Catalog,
     build_signatures,
     classify,
+    exclude_python_wordings,
     mark_hand_written,
     merge_releases,
     merge_rewordings,
@@ -39,8 +42,10 @@ RULES_DIR = ROOT / "rules"
 
 
 def generate(
-    emitter: str, checkout: Path, release: str | None = None, rules_dir: Path = RULES_DIR
+    emitter: str, checkout: Path | None, release: str | None = None, rules_dir: Path = RULES_DIR
 ) -> tuple[Catalog, list[Path]]:
+    """Write the family's signatures and CATALOG.json; with no checkout, from the messages
+    CATALOG.json records for every release line."""
     folder = emitter_dir(emitter)
     spec = load_source(folder)
     mapping = load_mapping(folder / "mapping.yaml")
@@ -50,10 +55,12 @@ def generate(
     if release is not None and release not in refs:
         raise ValueError(f"{release!r} is not a release line of {emitter}: {', '.join(lines)}")
     found: dict[str, list[Message]] = {}
-    if release is not None:
+    if release is not None or checkout is None:
         found = read_lock(rules_dir / mapping.family / CATALOG_FILE, spec.emitter)
+    if checkout is None and not found:
+        raise ValueError(f"rules/{mapping.family}/{CATALOG_FILE} records no messages to re-map")
     for pinned in spec.releases:
-        if release is not None and pinned.line != release:
+        if checkout is None or (release is not None and pinned.line != release):
             continue
         with release_tree(checkout, pinned.ref, spec.paths) as tree:
             found[pinned.line] = list(extract(tree, pinned.line))
@@ -62,6 +69,7 @@ def generate(
     hand = load_library(rules_dir, include_catalogs=False)
     mark_hand_written(entries, Matcher(hand, "auto"), spec)
     merge_rewordings(entries, spec)
+    exclude_python_wordings(entries)
     signatures = build_signatures(entries, spec, mapping, refs)
     catalog = Catalog(spec.emitter, mapping.family, lines, refs, entries, signatures)
     return catalog, write_catalog(catalog, rules_dir)
@@ -113,13 +121,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     gen = commands.add_parser("generate", help="write rules/<emitter>_cat from the pinned source")
     gen.add_argument("emitter")
-    gen.add_argument("--checkout", type=Path, required=True, help="git work tree, git dir or tree")
+    where = gen.add_mutually_exclusive_group(required=True)
+    where.add_argument("--checkout", type=Path, help="git work tree, git dir or tree")
+    where.add_argument(
+        "--recorded",
+        action="store_true",
+        help="re-map the messages CATALOG.json records (no checkout)",
+    )
     gen.add_argument("--release", help="refresh only this release line")
     gen.add_argument("--diff", metavar="REF", help="print what REF changes; write nothing")
     gen.add_argument("--rules", type=Path, default=RULES_DIR, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if not args.checkout.exists():
+    if args.checkout is not None and not args.checkout.exists():
         print(f"catalogs: {args.checkout} does not exist", file=sys.stderr)
+        sys.exit(2)
+    if args.recorded and (args.release or args.diff):
+        print("catalogs: --recorded takes no --release or --diff", file=sys.stderr)
         sys.exit(2)
     try:
         if args.diff:

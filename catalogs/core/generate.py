@@ -15,6 +15,8 @@ import re
 from collections.abc import Collection, Sequence
 from collections.abc import Mapping as MappingType
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from catalogs.core.mapping import Decision, Mapping
@@ -40,6 +42,7 @@ any uncaught exception) and below every specific hand-written signature (>= 30).
 MAX_TITLE = 110
 
 REWORDING_SHARE = 0.5
+PYTHON_WORDINGS = Path(__file__).with_name("python_wordings.txt")
 """Two wordings of a message (in different releases) share one signature only when the text
 they print alike is at least this share of each one's literal text."""
 
@@ -256,6 +259,31 @@ def merge_rewordings(entries: list[Entry], spec: SourceSpec) -> None:
                     if name in shared.captures
                 }
                 member.reworded = True
+
+
+@cache
+def python_wordings() -> tuple[str, ...]:
+    """The lines the interpreter itself prints for builtin failures (`python_wordings.txt`)."""
+    text = PYTHON_WORDINGS.read_text(encoding="utf-8")
+    return tuple(line for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+def exclude_python_wordings(entries: list[Entry]) -> None:
+    """Entries whose pattern matches a line Python itself prints are excluded, in place.
+
+    A library that mimics a builtin message (a lazy module's `__getattr__` raising "module
+    {name!r} has no attribute {attr!r}") prints the interpreter's own words: its signature would
+    fire on every program's AttributeError and name the library as the emitter. Mapping rules
+    catch the plain spellings; this catches every spelling, whatever the format looks like."""
+    lines = python_wordings()
+    for entry in entries:
+        if not _live(entry):
+            continue
+        pattern = re.compile(entry.converted.regex, re.ASCII)  # type: ignore[union-attr]
+        spoken = next((line for line in lines if pattern.search(line)), None)
+        if spoken is not None:
+            entry.disposition = "excluded"
+            entry.reason = f"matches what Python itself prints ({spoken!r}): it names no emitter"
 
 
 def _shared(wordings: list[Entry]) -> Converted | None:

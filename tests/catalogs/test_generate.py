@@ -4,17 +4,20 @@ mapping, release ranges, and a deterministic, idempotent writer."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
+from catalogs.core.cli import generate
 from catalogs.core.csource import find_calls
 from catalogs.core.generate import (
     Catalog,
     build_signatures,
     classify,
+    exclude_python_wordings,
     mark_hand_written,
     merge_releases,
     merge_rewordings,
@@ -329,3 +332,51 @@ def test_an_exclude_pathspec_leaves_files_out_of_the_release_tree(tmp_path: Path
     with release_tree(repo, "HEAD", ["src", ":(exclude)src/kernels/*.spv"]) as tree:
         files = sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file())
     assert files == ["src/log.cpp"]
+
+
+PYTHON_SPEC = SourceSpec.model_validate(
+    {
+        "emitter": "vllm",
+        "repo": "https://github.com/vllm-project/vllm",
+        "releases": [{"line": "0.32", "ref": "v0.32.0"}],
+        "line_template": "(EngineCore_DP0 pid=2345) {message}",
+    }
+)
+
+
+def test_a_library_message_in_pythons_own_words_is_excluded_whatever_its_format() -> None:
+    # vllm 0.32 vllm/utils/humming.py (__getattr__), and a lazy module's __getattr__ as
+    # transformers and ray write it: the f-string has no quotes, `!r` adds them when it runs,
+    # so a mapping rule written for "'{x}' object has no attribute '{y}'" misses them.
+    texts = [
+        "{type(self).__name__!r} object has no attribute {name!r}",
+        "module {__name__!r} has no attribute {name!r}",
+        "Engine core initialization failed. See root cause above. Failed core proc(s): {failed}",
+    ]
+    found = {
+        "0.32": [
+            Message("vllm", "0.32", text, "fstring", "vllm/utils/humming.py", 143, "AttributeError")
+            for text in texts
+        ]
+    }
+    entries = merge_releases(found, PYTHON_SPEC.line_names())
+    classify(entries, PYTHON_SPEC, MAPPING)
+    exclude_python_wordings(entries)
+    decided = {e.text: (e.disposition, e.reason or "") for e in entries}
+    for text in texts[:2]:
+        disposition, reason = decided[text]
+        assert disposition == "excluded" and "Python itself prints" in reason
+    assert decided[texts[2]][0] == "mapped"
+
+
+def test_re_mapping_what_the_catalog_records_writes_what_is_on_disk(tmp_path: Path) -> None:
+    # `generate --recorded` applies mapping.yaml and the generator to CATALOG.json's messages:
+    # for a family whose mapping has not changed since it was generated, nothing changes.
+    family = tmp_path / "rules"
+    shutil.copytree(RULES, family, ignore=shutil.ignore_patterns("*_cat"))
+    shutil.copytree(RULES / "nccl_tests_cat", family / "nccl_tests_cat")
+    before = {p.name: p.read_bytes() for p in (family / "nccl_tests_cat").iterdir()}
+    catalog, changed = generate("nccl_tests", None, rules_dir=family)
+    assert changed == []
+    assert {p.name: p.read_bytes() for p in (family / "nccl_tests_cat").iterdir()} == before
+    assert len(catalog.signatures) == sum(name.endswith(".yaml") for name in before)
