@@ -16,7 +16,7 @@ from catalogs.core import Decision, Mapping, Message, load_mapping
 CATALOGS = Path(__file__).resolve().parents[2] / "catalogs"
 FRAMEWORKS = ("deepspeed", "megatron", "transformers", "accelerate", "vllm")
 FRAMEWORKS += ("sglang", "tgi", "ray", "jax", "lightning", "colossalai", "composer", "lmdeploy")
-FRAMEWORKS += ("dgl",)
+FRAMEWORKS += ("dgl", "tensorflow")
 
 
 @cache
@@ -174,3 +174,52 @@ def test_tgi_request_validation_is_one_client_s_error_not_a_failed_server() -> N
         style="fmt",
     )
     assert decision.disposition == "excluded"
+
+
+@pytest.mark.parametrize(
+    ("text", "level", "disposition", "failure_class"),
+    [
+        # tensorflow 2.15-2.20: a piece of libtensorflow_framework.so.2's
+        # tensorflow/core/common_runtime/collective_param_resolver_local.cc
+        ("Shape mismatch in the collective instance ", "FRAGMENT", "mapped", "collective_mismatch"),
+        # tensorflow 2.17 libtensorflow_cc.so.2, xla/tsl/distributed_runtime/coordination/
+        # coordination_service.cc ("Task ", name, this piece)
+        (
+            " heartbeat timeout. This indicates that the remote task has failed, got preempted, "
+            "or crashed unexpectedly. Check the task logs for an earlier error to debug further.",
+            "FRAGMENT",
+            "mapped",
+            "peer_process_died",
+        ),
+        # tensorflow 2.20 tensorflow/python/distribute/collective_all_reduce_strategy.py:1024
+        (
+            "Cluster check alive failed, %s is down, aborting collectives: %s",
+            "ERROR",
+            "mapped",
+            "peer_process_died",
+        ),
+        # tensorflow 2.20 tensorflow/python/distribute/distribute_coordinator.py:588
+        ('"cluster" is not found in TF_CONFIG.', "ValueError", "mapped", "launch_config_error"),
+        # tensorflow 2.15-2.20 tensorflow/core/common_runtime/base_collective_executor.cc: the
+        # prefix of the status that aborted the collective, which is the evidence
+        ("Collective ops is aborted by: ", "FRAGMENT", "excluded", None),
+        # tensorflow 2.20 libtensorflow_cc.so.2: the coordination service's progress log
+        (" has connected to coordination service. Incarnation: ", "FRAGMENT", "context", None),
+    ],
+)
+def test_tensorflow_runtime_pieces_and_strategy_errors(
+    text: str, level: str, disposition: str, failure_class: str | None
+) -> None:
+    style = "literal" if level == "FRAGMENT" or "%" not in text else "printf"
+    decision = _decide("tensorflow", text, level, style=style)
+    assert decision.disposition == disposition
+    assert decision.failure_class == failure_class
+
+
+def test_a_tensorflow_runtime_piece_no_rule_reads_is_an_unclear_symptom() -> None:
+    # tensorflow 2.20 libtensorflow_cc.so.2 (coordination service agent): the words of a piece,
+    # without the status streamed after it, do not name a cause
+    decision = _decide("tensorflow", "Coordination service agent in error status: ", "FRAGMENT")
+    assert decision.disposition == "mapped"
+    assert decision.failure_class == "unknown"
+    assert decision.confidence is not None and decision.confidence <= 0.35
