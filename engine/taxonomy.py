@@ -64,6 +64,7 @@ class Traits:
     """How the reasoning treats a class's lines (taxonomy.yaml explains each)."""
 
     job_wide: bool = False
+    node_wide: bool = False
     executed_alike: bool = False
     acts_on_job: bool = False
     relay: Relay | None = None
@@ -120,6 +121,7 @@ _CLASS_FIELDS = frozenset(
 _TRAIT_FIELDS = frozenset(
     {
         "job_wide",
+        "node_wide",
         "executed_alike",
         "acts_on_job",
         "relay",
@@ -146,6 +148,7 @@ def _traits(class_id: str, entry: dict, default_confidence: SymptomConfidence) -
     confidence = entry.get("symptom_confidence")
     return Traits(
         job_wide=bool(entry.get("job_wide", False)),
+        node_wide=bool(entry.get("node_wide", False)),
         # A job-wide fault is executed alike by definition.
         executed_alike=bool(entry.get("executed_alike", entry.get("job_wide", False))),
         acts_on_job=bool(entry.get("acts_on_job", False)),

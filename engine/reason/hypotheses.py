@@ -248,6 +248,7 @@ def form_hypotheses(
     top = hypotheses[0]
     _undetermined_if_everywhere_at_once(top)
     _undetermined_if_job_wide_and_alone(top, matches)
+    _undetermined_if_node_wide(top, matches)
     _undetermined_if_others_stopped_unseen(top, matches)
     _undetermined_if_unknown_and_raised_in_a_collective(top)
     for hypothesis in hypotheses:
@@ -304,6 +305,33 @@ def _undetermined_if_job_wide_and_alone(hypothesis: Hypothesis, matches: Sequenc
         "undetermined",
         reason=f"{hypothesis.failure_class} is met by every rank alike and only one rank's "
         "output is in evidence",
+    )
+
+
+def _undetermined_if_node_wide(hypothesis: Hypothesis, matches: Sequence[Match]) -> None:
+    """A resource every process on a host shares by construction (its /dev/shm) ran out: the rank
+    whose line reports it first was only the first to ask for more, so the host is named, not
+    that rank, and the ranks seen on the host remain the candidates."""
+    origin = hypothesis.originating
+    if origin is None or origin.rank is None or not hypothesis.traits.node_wide:
+        return
+    host = origin.host
+    on_host = sorted(
+        {
+            m.event.rank
+            for m in matches
+            if m.event.rank is not None and (host is None or m.event.host in (host, None))
+        }
+        | {origin.rank}
+    )
+    hypothesis.originating = Attribution(host=host)
+    where = f"host {host}" if host is not None else "its host"
+    hypothesis.finding = Finding(
+        None,
+        "undetermined",
+        candidates=tuple(on_host),
+        reason=f"{hypothesis.failure_class} is a resource every process on {where} shares; "
+        f"rank {origin.rank} reported it first, which does not say it began there",
     )
 
 
