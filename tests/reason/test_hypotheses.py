@@ -122,3 +122,25 @@ def test_a_job_wide_fault_seen_on_one_rank_alone_is_not_placed_on_it(tmp_path: P
     top = diagnose_paths([str(write_job(tmp_path, {"post.log": DDP_MARKED_TWICE}))]).root_causes[0]
     assert top.failure_class == "ddp_usage_error"
     assert top.originating_rank is None
+
+
+# Two ranks of one host (accelerate's "[rankN]:" prefix); rank 1's DataLoader worker hits the
+# container's 64 MB /dev/shm first (torch/utils/data/_utils/signal_handling.py's wording).
+SHM_ON_RANK1 = (
+    "[rank0]: epoch 0 step 120 loss 2.31\n"
+    "[rank1]: epoch 0 step 120 loss 2.29\n"
+    "[rank1]: RuntimeError: DataLoader worker (pid 15045) is killed by signal: Bus error. It is "
+    "possible that dataloader's workers are out of shared memory. Please try to raise your shared "
+    "memory limit.\n"
+)
+
+
+def test_a_full_dev_shm_names_no_rank_but_keeps_the_hosts_ranks_as_candidates(
+    tmp_path: Path,
+) -> None:
+    diagnosis = diagnose_paths([str(write_job(tmp_path, {"post.log": SHM_ON_RANK1}))])
+    top = diagnosis.root_causes[0]
+    assert top.failure_class == "shm_exhausted"
+    assert top.originating_rank is None
+    assert set(top.candidate_ranks) == {0, 1}
+    assert "every process" in (top.candidate_reason or "")
