@@ -23,5 +23,6 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "12": 29,
         "13": 30,
         "14": 19,
+        "15": 30,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]
