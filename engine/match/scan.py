@@ -353,7 +353,7 @@ class Matcher:
             warnings.append(
                 f"{item.name}: {report.cut_lines} line(s) longer than 16 MiB were read in pieces"
             )
-        matches = _without_claimed(
+        matches = without_claimed(
             sorted((m for k in kept.values() for m in k.matches()), key=lambda m: m.event.offset)
         )
         dropped = {(key[0], key[1]): k.dropped for key, k in kept.items() if k.dropped}
@@ -543,7 +543,7 @@ def _confirmed(
     return [hit for hit in hits.values() if hit[0].signature.priority == top]
 
 
-def _without_claimed(matches: list[Match]) -> list[Match]:
+def without_claimed(matches: list[Match]) -> list[Match]:
     """The matches less those a context signature claims: on a line a known harmless message
     claims (`claims_line`), signatures of lower priority that would read it as a failure
     are dropped (NCCL's plugin probe quotes the loader's "cannot open shared object file")."""
