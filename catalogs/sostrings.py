@@ -61,6 +61,11 @@ def rodata(path: Path) -> bytes:
     raise ValueError(f"{path}: no .rodata section")
 
 
+def pieces(library: Path) -> list[str]:
+    """Every NUL-terminated printable string of the library's `.rodata`, in layout order."""
+    return [m.group().decode("ascii") for m in _PRINTABLE.finditer(rodata(library))]
+
+
 def is_message(text: str) -> bool:
     """A piece that reads like (part of) a human message, not a symbol, key or path."""
     stripped = text.strip().lstrip("*")
@@ -78,10 +83,10 @@ def fragments(library: Path, path_prefixes: tuple[str, ...]) -> list[Fragment]:
     The pieces between the first and the last string that names such a source file are taken;
     each is attributed to the nearest translation unit's source path in the layout.
     """
-    pieces = [m.group().decode("ascii") for m in _PRINTABLE.finditer(rodata(library))]
+    texts = pieces(library)
     anchors = [
         (i, source)
-        for i, p in enumerate(pieces)
+        for i, p in enumerate(texts)
         if " " not in p and (source := _source_path(p, path_prefixes)) is not None
     ]
     if not anchors:
@@ -91,7 +96,7 @@ def fragments(library: Path, path_prefixes: tuple[str, ...]) -> list[Fragment]:
     units = [a for a in anchors if a[1].endswith((".cpp", ".cc", ".cu"))]
     found: dict[str, Fragment] = {}
     for i in range(first, last + 1):
-        text = pieces[i]
+        text = texts[i]
         assertion = _ASSERT.search(text)
         if assertion:
             file = _source_path(assertion["file"], path_prefixes)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from catalogs.core import Message
 from catalogs.python_messages import extract_python
-from catalogs.sostrings import _PRINTABLE, is_message, rodata
+from catalogs.sostrings import is_message, pieces
 
 EMITTER = "tensorflow"
 INCLUDE = (
@@ -109,14 +109,11 @@ def _cxx_source(text: str, library: str, paths: list[str]) -> str:
 def library_pieces(checkout: Path, release: str) -> list[Message]:
     found: dict[str, Message] = {}
     shipped = [checkout / library for library in LIBRARIES if (checkout / library).is_file()]
-    pieces = {
-        lib: [m.group().decode("ascii") for m in _PRINTABLE.finditer(rodata(lib))]
-        for lib in shipped
-    }
-    paths = [p for texts in pieces.values() for p in texts if _SOURCE_PATH.match(p)]
+    texts_of = {lib: pieces(lib) for lib in shipped}
+    paths = [p for texts in texts_of.values() for p in texts if _SOURCE_PATH.match(p)]
     for lib in shipped:
         library = lib.relative_to(checkout).as_posix()
-        for text in pieces[lib]:
+        for text in texts_of[lib]:
             if len(text) > _LONG or text in found or not is_message(text):
                 continue
             if not TOPIC.search(text) or FOREIGN.search(text):
