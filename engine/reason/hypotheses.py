@@ -211,18 +211,34 @@ def _from_culprit(culprit: Culprit, matches: Sequence[Match]) -> Hypothesis:
 
 
 def _symptoms_come_first(symptoms: list[Match], hypotheses: list[Hypothesis]) -> bool:
-    """True when there is no root cause, or the first one comes well after the symptoms."""
+    """True when there is no root cause, or the first one comes well after the symptoms.
+
+    Symptoms of the root cause's own class are its early signs (fp16 overflows halving the
+    loss scale before DeepSpeed gives up at the minimum), not a cascade that began elsewhere."""
     if not hypotheses:
         return bool(symptoms)
     top = hypotheses[0]
     if top.dominant or top.first_seen is None:
         return False
-    first_symptom = min((m.event.time for m in symptoms if m.event.time is not None), default=None)
+    first_symptom = min(
+        (
+            m.event.time
+            for m in symptoms
+            if m.event.time is not None and not _early_sign_of(m, top)
+        ),
+        default=None,
+    )
     return first_symptom is not None and first_symptom < top.first_seen - CASCADE_LEAD_S
+
+
+def _early_sign_of(symptom: Match, hypothesis: Hypothesis) -> bool:
+    return symptom.signature.failure_class == hypothesis.failure_class
 
 
 def _explainable(symptom: Match, hypothesis: Hypothesis) -> bool:
     if symptom.event.time is None or hypothesis.first_seen is None:
+        return True
+    if _early_sign_of(symptom, hypothesis):
         return True
     lead = SCHEDULER_LEAD_S if hypothesis.dominant else CASCADE_LEAD_S
     return symptom.event.time >= hypothesis.first_seen - lead

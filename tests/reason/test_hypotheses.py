@@ -144,3 +144,28 @@ def test_a_full_dev_shm_names_no_rank_but_keeps_the_hosts_ranks_as_candidates(
     assert top.originating_rank is None
     assert set(top.candidate_ranks) == {0, 1}
     assert "every process" in (top.candidate_reason or "")
+
+
+# Real DeepSpeed fp16 lines (hiyouga/LLaMA-Factory#251): the scaler halves the loss scale on
+# every overflow, then gives up at its minimum two minutes later.
+FP16_OVERFLOWS = "".join(
+    f"[2023-07-26 15:{minute}] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! "
+    f"Rank 0 Skipping step. Attempted loss scale: {scale}, reducing to {scale // 2}\n"
+    for minute, scale in (("17:17,349", 128), ("17:35,011", 64), ("17:52,790", 32))
+)
+LOSS_SCALE_AT_MINIMUM = (
+    "[2023-07-26 15:19:24,960] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 45098\n"
+    "Exception: Current loss scale already at minimum - cannot decrease scale anymore. "
+    "Exiting run.\n"
+)
+
+
+def test_early_symptoms_of_the_same_failure_do_not_push_its_root_cause_down(
+    tmp_path: Path,
+) -> None:
+    job = write_job(tmp_path, {"train.log": FP16_OVERFLOWS + LOSS_SCALE_AT_MINIMUM})
+    diagnosis = diagnose_paths([str(job)])
+    top = diagnosis.root_causes[0]
+    assert diagnosis.status is Status.confident
+    assert top.signature_id == "deepspeed.loss_scale_at_minimum"
+    assert "deepspeed.overflow_skipping_step" in top.explains.signature_ids
