@@ -221,11 +221,7 @@ def _symptoms_come_first(symptoms: list[Match], hypotheses: list[Hypothesis]) ->
     if top.dominant or top.first_seen is None:
         return False
     first_symptom = min(
-        (
-            m.event.time
-            for m in symptoms
-            if m.event.time is not None and not _early_sign_of(m, top)
-        ),
+        (m.event.time for m in symptoms if m.event.time is not None and not _early_sign_of(m, top)),
         default=None,
     )
     return first_symptom is not None and first_symptom < top.first_seen - CASCADE_LEAD_S
