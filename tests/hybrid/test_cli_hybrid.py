@@ -249,7 +249,9 @@ def test_with_the_store_turned_off_not_even_the_database_libraries_load() -> Non
         timeout=120,
         check=False,
         env={
+            # Every denpex setting cleared but the session's compiled-library cache.
             **{k: v for k, v in os.environ.items() if not k.startswith("DENPEX_")},
+            "DENPEX_CACHE_DIR": os.environ["DENPEX_CACHE_DIR"],
             "DENPEX_STORE": "off",
         },
     )
