@@ -168,7 +168,7 @@ def diagnose_evidence(
     case = hybrid.case(evidence) if hybrid is not None else None
     timeline = evidence.timeline
     from_dumps = hang_hypotheses(evidence.hang, timeline.matches) if evidence.hang else []
-    hypotheses = form_hypotheses(timeline.matches, from_dumps)
+    hypotheses = form_hypotheses(timeline.matches, from_dumps, evidence.input_ranks)
     diagnosis = gate(
         hypotheses=hypotheses,
         timeline=timeline,

@@ -241,10 +241,13 @@ def _explainable(symptom: Match, hypothesis: Hypothesis) -> bool:
 
 
 def form_hypotheses(
-    matches: Sequence[Match], from_dumps: Sequence[Hypothesis] = ()
+    matches: Sequence[Match],
+    from_dumps: Sequence[Hypothesis] = (),
+    input_ranks: frozenset[int] = frozenset(),
 ) -> list[Hypothesis]:
     """Ranked hypotheses over time-ordered matches, with those Flight Recorder dumps support;
-    [] when nothing abnormal was found."""
+    [] when nothing abnormal was found. `input_ranks`: the ranks whose own output is among the
+    inputs (a file per rank), whether or not anything in it matched."""
     job = JobShape.of(matches)
     roots = [m for m in matches if m.role is Role.root_cause]
     symptoms = [m for m in matches if m.role is Role.symptom]
@@ -260,6 +263,7 @@ def form_hypotheses(
     top = hypotheses[0]
     _undetermined_if_everywhere_at_once(top)
     _undetermined_if_job_wide_and_alone(top, matches)
+    _undetermined_if_executed_alike_and_alone(top, matches, input_ranks)
     _undetermined_if_node_wide(top, matches)
     _undetermined_if_others_stopped_unseen(top, matches)
     _undetermined_if_unknown_and_raised_in_a_collective(top)
@@ -317,6 +321,32 @@ def _undetermined_if_job_wide_and_alone(hypothesis: Hypothesis, matches: Sequenc
         "undetermined",
         reason=f"{hypothesis.failure_class} is met by every rank alike and only one rank's "
         "output is in evidence",
+    )
+
+
+def _undetermined_if_executed_alike_and_alone(
+    hypothesis: Hypothesis, matches: Sequence[Match], input_ranks: frozenset[int]
+) -> None:
+    """A fault in code, data or settings every rank runs the same way (a shape mismatch, a NaN
+    from the model, a missing file), stated by the one rank whose output is at hand: the other
+    ranks' output, which would show whether they met it too or were left waiting, is not in
+    evidence, so that rank stays a candidate rather than being named. A launcher's report that
+    this worker failed first is evidence of order, and keeps the name."""
+    origin = hypothesis.originating
+    if origin is None or origin.rank is None or not hypothesis.traits.executed_alike:
+        return
+    if ranks_seen(matches) | input_ranks != {origin.rank}:
+        return
+    line = next((m for m in hypothesis.roots if m.event.rank == origin.rank), None)
+    if line is None or basis_of(line) is RankBasis.launcher:
+        return
+    hypothesis.originating = Attribution(host=origin.host)
+    hypothesis.finding = Finding(
+        None,
+        "undetermined",
+        candidates=(origin.rank,),
+        reason=f"{hypothesis.failure_class} lies in what every rank runs alike, and only rank "
+        f"{origin.rank}'s output is in evidence: the others may have met it too",
     )
 
 

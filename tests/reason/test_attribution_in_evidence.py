@@ -58,6 +58,8 @@ def test_nccl_s_proxy_service_names_the_rank_of_its_process(tmp_path: Path) -> N
 def test_a_vllm_worker_s_traceback_under_its_logger_header_is_one_event(tmp_path: Path) -> None:
     top = diagnose_paths([str(write_job(tmp_path, {"worker.log": VLLM_WORKER_OOM}))]).root_causes[0]
     assert top.failure_class == "device_oom"
-    assert top.originating_rank == 1
+    assert top.evidence[0].rank == 1
+    # Every worker warms up alike and only worker 1's output is at hand: a candidate, not named.
+    assert top.candidate_ranks == [1]
     assert top.evidence[0].context[0] == "Traceback (most recent call last):"
     assert top.evidence[0].context[-1] == "    raise RuntimeError("

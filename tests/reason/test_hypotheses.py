@@ -42,7 +42,7 @@ def test_scheduler_preemption_outranks_the_errors_it_causes(tmp_path: Path) -> N
 
 def test_a_crash_long_before_the_scheduler_acted_stays_the_cause(tmp_path: Path) -> None:
     later = PREEMPTED.replace("06:34:26", "06:49:26")
-    job = write_job(tmp_path, {"slurm-4242.out": later, "rank3.log": RANK3})
+    job = write_job(tmp_path, {"slurm-4242.out": later, "rank3.log": RANK3, "rank0.log": RANK0})
     top = diagnose_paths([str(job)]).root_causes[0]
     assert top.failure_class == "data_preprocessing_error"
     assert top.originating_rank == 3
@@ -169,3 +169,27 @@ def test_early_symptoms_of_the_same_failure_do_not_push_its_root_cause_down(
     assert diagnosis.status is Status.confident
     assert top.signature_id == "deepspeed.loss_scale_at_minimum"
     assert "deepspeed.overflow_skipping_step" in top.explains.signature_ids
+
+
+# Real (NVIDIA/Megatron-LM#1877): a reshape every rank runs alike, printed here by rank 11.
+SHAPE_ERROR = "[rank11]: RuntimeError: shape '[2048, 1, 4096]' is invalid for input of size 0\n"
+
+
+def test_a_fault_every_rank_runs_alike_seen_on_the_only_rank_at_hand_names_no_rank(
+    tmp_path: Path,
+) -> None:
+    job = write_job(tmp_path, {"post.log": SHAPE_ERROR})
+    top = diagnose_paths([str(job)]).root_causes[0]
+    assert top.failure_class == "shape_or_dtype_error"
+    assert top.originating_rank is None
+    assert top.candidate_ranks == [11]
+    assert "only rank 11's output is in evidence" in top.candidate_reason
+
+
+def test_the_same_fault_is_placed_on_its_rank_when_the_other_ranks_logs_are_there(
+    tmp_path: Path,
+) -> None:
+    # Rank 0's log, from the same job, holds nothing abnormal: it did not meet the fault.
+    job = write_job(tmp_path, {"rank11.log": SHAPE_ERROR, "rank0.log": "\n"})
+    top = diagnose_paths([str(job)]).root_causes[0]
+    assert top.originating_rank == 11
