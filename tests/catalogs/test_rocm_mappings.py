@@ -1,5 +1,5 @@
-"""The ROCm catalogs (RCCL, the HIP runtime) send each message where it belongs, and real lines
-from ROCm runs meet the signatures meant for them.
+"""The ROCm catalogs (RCCL, the HIP runtime, the amdgpu kernel driver) send each message where it
+belongs, and real lines from ROCm runs and their hosts' dmesg meet the signatures meant for them.
 
 Each format below is the text the emitter's source prints (file named beside it, at a release
 pinned in catalogs/<emitter>/source.yaml), with the `level` its extract.py records. Each real
@@ -114,6 +114,28 @@ def _decide(emitter: str, text: str, level: str, file: str):
             "hipamd/src/hip_code_object.cpp",
             "unsupported_gpu_arch",
         ),
+        # Linux 6.1 drivers/gpu/drm/amd/amdgpu/amdgpu_job.c, amdgpu_ras.c, amdgpu_device.c
+        (
+            "amdgpu",
+            "ring %s timeout, signaled seq=%u, emitted seq=%u",
+            "DRM_ERROR",
+            "drivers/gpu/drm/amd/amdgpu/amdgpu_job.c",
+            "gpu_hardware_fault",
+        ),
+        (
+            "amdgpu",
+            "RAS records:%d exceed threshold:%d",
+            "dev_err",
+            "drivers/gpu/drm/amd/amdgpu/amdgpu_ras_eeprom.c",
+            "gpu_memory_ecc",
+        ),
+        (
+            "amdgpu",
+            "device lost from bus!",
+            "dev_err",
+            "drivers/gpu/drm/amd/amdgpu/amdgpu_device.c",
+            "gpu_fell_off_bus",
+        ),
     ],
 )
 def test_a_message_that_states_its_mechanism_gets_its_class(
@@ -151,7 +173,31 @@ def test_rccl_s_healthy_chatter_is_context_not_evidence(text: str, file: str) ->
     assert _decide("rccl", text, "WARN", file).disposition == "context"
 
 
-@pytest.mark.parametrize("emitter", ["rccl", "hip_runtime"])
+@pytest.mark.parametrize(
+    ("text", "level"),
+    [
+        # Linux 6.12 amdgpu_ras.c: counts the driver says need nothing
+        (
+            "socket: %d, die: %d, %lld new correctable hardware errors detected in %s block",
+            "RAS_EVENT_LOG",
+        ),
+        # Linux 6.1 amdgpu_device.c: a reset that worked
+        ("GPU reset(%d) succeeded!", "dev_info"),
+        # Linux 6.1 gmc_v9_0.c: a page fault's detail line under the fault itself
+        ("\t MORE_FAULTS: 0x%lx", "dev_err"),
+    ],
+)
+def test_amdgpu_s_healthy_or_detail_lines_are_context(text: str, level: str) -> None:
+    assert _decide("amdgpu", text, level, "drivers/gpu/drm/amd/amdgpu/x.c").disposition == "context"
+
+
+def test_an_uncorrectable_count_is_not_read_as_a_correctable_one() -> None:
+    text = "socket: %d, die: %d, %lld new uncorrectable hardware errors detected in %s block"
+    decision = _decide("amdgpu", text, "RAS_EVENT_LOG", "drivers/gpu/drm/amd/amdgpu/amdgpu_ras.c")
+    assert decision.disposition == "mapped"
+
+
+@pytest.mark.parametrize("emitter", ["rccl", "hip_runtime", "amdgpu"])
 def test_an_unmatched_failure_message_keeps_a_low_prior(emitter: str) -> None:
     mapping = load_mapping(CATALOGS / emitter / "mapping.yaml")
     assert mapping.default.confidence <= UNCLEAR_PRIOR
@@ -231,6 +277,25 @@ def test_rccl_generates_nothing_for_what_nccl_s_catalog_matches() -> None:
             "nccl_cat",
             "peer_process_died",
         ),
+        # github.com/yuzu-emu/yuzu/issues/2559 (amdgpu on Linux 5.11: a GPU hang)
+        (
+            "Nov 10 21:23:34 ryzen-desk kernel: [  175.106780] [drm:amdgpu_job_timedout [amdgpu]]"
+            " *ERROR* ring gfx_0.0.0 timeout, signaled seq=9910, emitted seq=9912",
+            "amdgpu_cat",
+            "gpu_hardware_fault",
+        ),
+        # github.com/ROCm/amdgpu/issues/172 (a PyTorch process's GPU page fault)
+        (
+            "[ 4778.915423] amdgpu 0000:c6:00.0: amdgpu: [gfxhub0] no-retry page fault (src_id:0"
+            " ring:24 vmid:3 pasid:32769)",
+            "gpu",
+            "illegal_memory_access",
+        ),
+        (
+            "[ 4778.917054] amdgpu 0000:c6:00.0: amdgpu: VM_L2_PROTECTION_FAULT_STATUS:0x00301031",
+            "amdgpu_cat",
+            "illegal_memory_access",
+        ),
     ],
 )
 def test_a_real_rocm_line_gets_its_class(
@@ -274,3 +339,9 @@ def test_a_rendered_rccl_only_line_is_rccl_s_and_a_shared_one_nccl_s(matcher: Ma
     )
     assert {m.signature.family for m in matcher.scan_text(own)} == {"rccl_cat"}
     assert {m.signature.family for m in matcher.scan_text(shared)} == {"nccl_cat"}
+
+
+def test_amdgpu_s_reset_lifecycle_after_a_hang_is_no_new_cause(matcher: Matcher) -> None:
+    # github.com/tomsom/yoga-linux/issues/38: the reset that followed a ring timeout went well
+    line = "amdgpu 0000:33:00.0: amdgpu: GPU reset succeeded, trying to resume"
+    assert [m for m in matcher.scan_text(line) if m.signature.role.value != "context"] == []
