@@ -35,7 +35,13 @@ from catalogs.core.source import (
 )
 from catalogs.core.writer import CATALOG_FILE, read_lock, write_catalog
 from denpex.match.scan import Matcher
-from denpex.signatures.library import load_library
+from denpex.signatures.library import (
+    CATALOG_SUFFIX,
+    Library,
+    library_of,
+    load_library,
+    load_signature,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES_DIR = ROOT / "rules"
@@ -68,11 +74,27 @@ def generate(
     classify(entries, spec, mapping)
     hand = load_library(rules_dir, include_catalogs=False)
     mark_hand_written(entries, Matcher(hand, "auto"), spec)
+    if spec.covered_by:
+        covering = family_library(rules_dir, spec.covered_by, mapping.family)
+        mark_hand_written(entries, Matcher(covering, "auto"), spec, "catalog")
     merge_rewordings(entries, spec)
     exclude_python_wordings(entries)
     signatures = build_signatures(entries, spec, mapping, refs)
     catalog = Catalog(spec.emitter, mapping.family, lines, refs, entries, signatures)
     return catalog, write_catalog(catalog, rules_dir)
+
+
+def family_library(rules_dir: Path, families: Sequence[str], own: str) -> Library:
+    """The generated signatures of `families` (source.yaml `covered_by`), as one library."""
+    signatures = []
+    for family in families:
+        folder = rules_dir / family
+        if family == own or not family.endswith(CATALOG_SUFFIX) or not folder.is_dir():
+            raise ValueError(
+                f"covered_by: {family!r} is not another generated family in {rules_dir}"
+            )
+        signatures += [load_signature(path, rules_dir) for path in sorted(folder.glob("*.yaml"))]
+    return library_of(signatures)
 
 
 def diff(emitter: str, checkout: Path, ref: str, rules_dir: Path = RULES_DIR) -> list[str]:

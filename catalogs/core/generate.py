@@ -302,8 +302,13 @@ def _shared(wordings: list[Entry]) -> Converted | None:
     return shared
 
 
-def mark_hand_written(entries: list[Entry], hand: Matcher | None, spec: SourceSpec) -> None:
+def mark_hand_written(
+    entries: list[Entry], hand: Matcher | None, spec: SourceSpec, claimant: str = "hand-written"
+) -> None:
     """Entries whose message text a specific hand-written signature already claims map to it.
+
+    `claimant` names the signatures in the reason: "hand-written", or the catalog families of
+    `spec.covered_by` (an emitter's fork keeps the signatures of the messages it kept).
 
     A generic fallback (any uncaught exception: priority <= 10) claims no message: on the line
     the emitter's own catalogued message outranks it, so the message keeps its signature.
@@ -331,7 +336,7 @@ def mark_hand_written(entries: list[Entry], hand: Matcher | None, spec: SourceSp
                 winners.append(match.signature.id)
         if winners:
             entry.signature = sorted(winners)[0]
-            entry.reason = f"covered by hand-written {', '.join(sorted(set(winners)))}"
+            entry.reason = f"covered by {claimant} {', '.join(sorted(set(winners)))}"
         elif held:
             _render(entry, spec, rules, entry.message(lines, spec.emitter), plain=held)
 

@@ -78,6 +78,12 @@ class SourceSpec(BaseModel):
     captures: dict[str, str] = Field(
         default_factory=dict, description="word before a number -> capture name (over defaults)"
     )
+    covered_by: list[str] = Field(
+        default_factory=list,
+        description="catalog families of the emitter this one forks (RCCL: nccl_cat): a message "
+        "whose rendered line one of their signatures matches is mapped to that signature and "
+        "generates nothing here, as for a hand-written one",
+    )
     captures_after: dict[str, str] = Field(default_factory=dict)
     render: list[RenderValue] = Field(default_factory=list)
 

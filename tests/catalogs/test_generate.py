@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from catalogs.core.cli import generate
+from catalogs.core.cli import family_library, generate
 from catalogs.core.csource import find_calls
 from catalogs.core.generate import (
     Catalog,
@@ -23,9 +23,9 @@ from catalogs.core.generate import (
     merge_rewordings,
     release_range,
 )
-from catalogs.core.mapping import Mapping
+from catalogs.core.mapping import Mapping, load_mapping
 from catalogs.core.message import Message
-from catalogs.core.source import SourceSpec, release_tree
+from catalogs.core.source import SourceSpec, emitter_dir, load_source, release_tree
 from catalogs.core.writer import read_lock, write_catalog
 from denpex.match.scan import Matcher
 from denpex.signatures.library import load_library, load_signature
@@ -317,6 +317,39 @@ def test_a_generic_fallback_claims_no_message_and_a_specific_hand_written_signat
     assert claimed[next(t for t in texts if t.startswith("Distributed"))] == (
         "fsdp.ddp_no_trainable_params"
     )
+
+
+def test_a_fork_s_message_its_parent_s_catalog_matches_maps_there_and_generates_nothing() -> None:
+    # RCCL (ROCm/rccl rocm-6.2.2) keeps NCCL's src/misc/ipcsocket.cc WARN word for word, which
+    # nccl_cat already matches; its clique message queue's timeout is its own.
+    folder = emitter_dir("rccl")
+    spec, mapping = load_source(folder), load_mapping(folder / "mapping.yaml")
+    shared = "UDS: Cannot bind provided name to socket. Name too large"
+    own = "Message Queue timed out waiting for all ranks to receive messages."
+    found = {
+        "6.2": [
+            Message("rccl", "6.2", shared, "literal", "src/misc/ipcsocket.cc", 43, "WARN"),
+            Message("rccl", "6.2", own, "literal", "src/clique/MsgQueue.cc", 79, "WARN"),
+        ]
+    }
+    entries = merge_releases(found, spec.line_names())
+    classify(entries, spec, mapping)
+    parent = family_library(RULES, spec.covered_by, mapping.family)
+    mark_hand_written(entries, Matcher(parent, "re"), spec, "catalog")
+    by_text = {e.text: e for e in entries}
+    assert by_text[shared].signature is not None
+    assert by_text[shared].signature.startswith("nccl_cat.")
+    assert by_text[shared].reason is not None
+    assert by_text[shared].reason.startswith("covered by catalog nccl_cat.")
+    assert by_text[own].signature is None  # RCCL's own: its family generates it
+    [signature] = build_signatures(entries, spec, mapping, {"6.2": "rocm-6.2.2"})
+    assert signature["source"]["format"] == own
+
+
+@pytest.mark.parametrize("family", ["rccl_cat", "nccl", "no_such_cat"])
+def test_covered_by_names_another_generated_family(family: str) -> None:
+    with pytest.raises(ValueError, match="covered_by"):
+        family_library(RULES, [family], "rccl_cat")
 
 
 def test_an_exclude_pathspec_leaves_files_out_of_the_release_tree(tmp_path: Path) -> None:
