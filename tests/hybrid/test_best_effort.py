@@ -105,8 +105,12 @@ def test_without_any_similar_incident_the_answer_stays_unknown_and_is_queued(
 
 
 def test_a_failure_with_only_unmatched_lines_is_queued_as_unknown(tmp_path: Path, embedder) -> None:
+    library = cached_library()
+    # The families that read this case's lines, and the catalogs, which have none of them but
+    # would make this matcher a second compile of the whole library.
+    catalogs = {s.family for s in library.signatures if s.family.endswith("_cat")}
     nothing = Matcher(
-        cached_library().without_families(["python", "gloo", "torchelastic", "c10d"]),
+        library.without_families(["python", "gloo", "torchelastic", "c10d", *catalogs]),
         cache_dir=cache_dir(),
     )
     url = store_url(str(tmp_path / "empty.db"))
