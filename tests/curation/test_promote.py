@@ -50,10 +50,11 @@ def test_the_backtest_lists_what_the_draft_matches_and_what_it_would_change(
             "unknown unknown 0.05",
             "confident unsupported_gpu_arch 0.88",
         ),
-        # Settled by the shell's Killed line today; the Triton error came first.
+        # Answered by the shell's Killed line today (0.55, under the threshold); the Triton
+        # error came first.
         recorded.ids["sglang-8513.log"]: (
-            "confident process_killed 0.75",
-            "confident unsupported_gpu_arch 0.62",
+            "unknown process_killed 0.55",
+            "confident unsupported_gpu_arch 0.69",
         ),
     }
     assert report.evals == [] and report.healthy == []
@@ -136,8 +137,8 @@ def test_a_draft_that_changes_a_confirmed_diagnosis_is_refused(recorded: Recorde
     (reason,) = refused.value.reasons
     assert reason == (
         f"changes the confirmed diagnosis of incident {recorded.ids['sglang-8513.log']} "
-        "(confirmed process_killed): confident process_killed 0.75 -> "
-        "confident unsupported_gpu_arch 0.62"
+        "(confirmed process_killed): unknown process_killed 0.55 -> "
+        "confident unsupported_gpu_arch 0.69"
     )
     # Proposed now, the same incident has no distinctive line left: another class printed it.
     with pytest.raises(CurationError, match="nothing distinctive to draft from"):
