@@ -27,13 +27,13 @@ def test_a_ten_megabyte_line_does_not_hide_the_error_after_it(tmp_path: Path) ->
     (tmp_path / "rank3.log").write_bytes(progress_bar[: 10 * 1024 * 1024] + b"\n" + RANK3)
     top = diagnose_paths([str(tmp_path)]).root_causes[0]
     assert "IndexError" in top.evidence[0].text
-    assert top.originating_rank == 3
+    assert top.evidence[0].rank == 3  # read, and attributed to the rank whose file it is
 
 
 def test_a_line_longer_than_the_read_limit_is_cut_and_said(tmp_path: Path) -> None:
     (tmp_path / "rank3.log").write_bytes(b"x" * (17 * 1024 * 1024) + b"\n" + RANK3)
     diagnosis = diagnose_paths([str(tmp_path)])
-    assert diagnosis.root_causes[0].originating_rank == 3
+    assert diagnosis.root_causes[0].evidence[0].rank == 3
     assert any("read in pieces" in w for w in diagnosis.warnings)
 
 
@@ -50,7 +50,7 @@ def test_binary_garbage_beside_real_logs_is_skipped_with_a_warning(tmp_path: Pat
     (tmp_path / "rank3.log").write_bytes(RANK3)
     (tmp_path / "core.12345").write_bytes(bytes(range(256)) * 1000)
     diagnosis = diagnose_paths([str(tmp_path)])
-    assert diagnosis.root_causes[0].originating_rank == 3
+    assert diagnosis.root_causes[0].evidence[0].rank == 3
     assert any("core.12345" in w and "binary" in w for w in diagnosis.warnings)
 
 
@@ -74,7 +74,7 @@ def test_a_pipe_inside_a_folder_is_skipped_not_waited_on(tmp_path: Path) -> None
     (tmp_path / "rank3.log").write_bytes(RANK3)
     os.mkfifo(tmp_path / "rank0.log")  # nobody will ever write to it
     diagnosis = diagnose_paths([str(tmp_path)])
-    assert diagnosis.root_causes[0].originating_rank == 3
+    assert diagnosis.root_causes[0].evidence[0].rank == 3
     assert any("rank0.log" in w and "not a regular file" in w for w in diagnosis.warnings)
 
 
@@ -99,7 +99,7 @@ def test_numbers_too_long_to_be_ranks_or_pids_are_not_read_as_ones(tmp_path: Pat
     (tmp_path / "launcher.log").write_bytes(b"\n".join(lines) + b"\n")
     (tmp_path / "rank3.log").write_bytes(RANK3)
     diagnosis = diagnose_paths([str(tmp_path)])
-    assert diagnosis.root_causes[0].originating_rank == 3
+    assert diagnosis.root_causes[0].evidence[0].rank == 3
 
 
 def test_a_folder_that_links_to_itself_ends_in_one_line(tmp_path: Path) -> None:
@@ -114,7 +114,7 @@ def test_folders_deeper_than_the_limit_are_not_entered_and_that_is_said(tmp_path
     deep.mkdir(parents=True)
     (deep / "rank0.log").write_bytes(RANK3)
     diagnosis = diagnose_paths([str(tmp_path)])
-    assert diagnosis.root_causes[0].originating_rank == 3
+    assert diagnosis.root_causes[0].evidence[0].rank == 3
     assert any(f"deeper than {MAX_DIRECTORY_DEPTH}" in w for w in diagnosis.warnings)
 
 
@@ -147,7 +147,7 @@ def test_an_archive_nested_in_an_archive_counts_against_the_same_cap(tmp_path: P
 def test_archives_under_the_cap_are_read_whole(tmp_path: Path) -> None:
     (tmp_path / "job.tar.gz").write_bytes(_tar_gz({"rank3.log": RANK3}))
     diagnosis = diagnose_paths([str(tmp_path / "job.tar.gz")], limits=SMALL_CAP)
-    assert diagnosis.root_causes[0].originating_rank == 3
+    assert diagnosis.root_causes[0].evidence[0].rank == 3
 
 
 def test_reading_past_the_deadline_stops_with_one_clear_error(tmp_path: Path) -> None:
