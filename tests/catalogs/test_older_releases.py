@@ -1,5 +1,6 @@
-"""Lines that older NCCL and nccl-tests releases print, as users quote them, are matched by the
-catalogs read from those releases, with the class the reviewed mapping gives them.
+"""Lines that older releases print (NCCL, nccl-tests and the Python frameworks), as users quote
+them, are matched by the catalogs read from those releases, with the class the reviewed mapping
+gives them.
 
 Every line below is verbatim from a public report; the release named is the one whose source
 prints that wording (catalogs/<emitter>/source.yaml pins it).
@@ -113,8 +114,50 @@ def test_the_catalogs_account_for_the_older_lines() -> None:
     for family, lines in (
         ("nccl_cat", ["2.3", "2.4", "2.7", "2.10", "2.12", "2.14", "2.16", "2.18"]),
         ("nccl_tests_cat", ["1.0", "2.0", "2.11", "2.13"]),
+        ("deepspeed_cat", ["0.9", "0.12", "0.14", "0.16", "0.17"]),
     ):
         accounting = json.loads((RULES / family / "CATALOG.json").read_text())
         read = [row["line"] for row in accounting["releases"]]
         assert read[: len(lines)] == lines
         assert all(row["found"] > 0 for row in accounting["releases"])
+
+
+def _signature(matcher: Matcher, line: str):  # type: ignore[no-untyped-def]
+    [id_] = _winners(matcher, line)
+    return next(s for s in matcher.library.signatures if s.id == id_)
+
+
+# ---- DeepSpeed ------------------------------------------------------------------------------
+
+
+def test_zero3_inflight_params_of_deepspeed_0_14_is_deepspeeds_own_message(
+    matcher: Matcher,
+) -> None:
+    # OpenRLHF/OpenRLHF#312 (2024): partitioned_param_coordinator.reset_step raised it up to
+    # 0.15; 0.16 removed the check, so no catalog read from a current release knew it. The line
+    # names no mechanism: a low-prior symptom of DeepSpeed's, above the generic fallback.
+    line = (
+        "RuntimeError: still have inflight params [{'id': 723, 'status': 'AVAILABLE', "
+        "'numel': 4194304, 'ds_numel': 4194304, 'shape': (512, 8192), 'ds_shape': (512, 8192)"
+    )
+    signature = _signature(matcher, line)
+    assert signature.emitter == "deepspeed" and signature.releases == ">=0.9,<=0.14"
+    assert signature.failure_class == "python_exception" and signature.confidence <= 0.35
+
+
+def test_a_zero_checkpoint_resumed_on_another_world_size_is_a_checkpoint_mismatch(
+    matcher: Matcher,
+) -> None:
+    # THUDM/GLM#136 (2023, DeepSpeed 0.8-0.9) and deepspeedai/Megatron-DeepSpeed#439 (2024,
+    # torchrun's "[rank5]: "): one wording since 0.9, one signature.
+    for line in (
+        "deepspeed.runtime.zero.utils.ZeRORuntimeException: The checkpoint being loaded used a "
+        "DP world size of 256 but the current world size is 2. Automatic adjustment of ZeRO's "
+        "optimizer state partitioning with a new world size is not currently supported.",
+        "[rank5]: deepspeed.runtime.zero.utils.ZeRORuntimeException: The checkpoint being loaded "
+        "used a DP world size of 8 but the current world size is 16. Automatic adjustment of "
+        "ZeRO's optimizer state partitioning with a new world size is not currently supported.",
+    ):
+        signature = _signature(matcher, line)
+        assert signature.failure_class == "checkpoint_mismatch"
+        assert signature.releases == ">=0.9,<=0.19"
