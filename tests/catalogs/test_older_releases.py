@@ -115,6 +115,7 @@ def test_the_catalogs_account_for_the_older_lines() -> None:
         ("nccl_cat", ["2.3", "2.4", "2.7", "2.10", "2.12", "2.14", "2.16", "2.18"]),
         ("nccl_tests_cat", ["1.0", "2.0", "2.11", "2.13"]),
         ("deepspeed_cat", ["0.9", "0.12", "0.14", "0.16", "0.17"]),
+        ("transformers_cat", ["4.30", "4.38", "4.46", "4.51", "4.57"]),
     ):
         accounting = json.loads((RULES / family / "CATALOG.json").read_text())
         read = [row["line"] for row in accounting["releases"]]
@@ -161,3 +162,59 @@ def test_a_zero_checkpoint_resumed_on_another_world_size_is_a_checkpoint_mismatc
         signature = _signature(matcher, line)
         assert signature.failure_class == "checkpoint_mismatch"
         assert signature.releases == ">=0.9,<=0.19"
+
+
+# ---- Transformers ---------------------------------------------------------------------------
+
+
+def test_bitsandbytes_offload_refusal_of_transformers_4_30_is_a_device_oom(
+    matcher: Matcher,
+) -> None:
+    # Vision-CAIR/MiniGPT-4#39 and meta-llama/llama-cookbook#56 (2023): 4.30's modeling_utils
+    # prints the refusal over several indented lines; its distinctive one is the offload docs'
+    # address. The GPUs could not hold the quantized model (device_oom, not a Hub error).
+    line = (
+        "                        "
+        "https://huggingface.co/docs/transformers/main/en/main_classes/quantization"
+        "#offload-between-cpu-and-gpu"
+    )
+    signature = _signature(matcher, line)
+    assert signature.emitter == "transformers" and signature.releases == ">=4.30,<=4.38"
+    assert signature.failure_class == "device_oom" and signature.role == "root_cause"
+    # 4.46 on print it on one line, naming llm_int8_enable_fp32_cpu_offload: the same class
+    current = (
+        "ValueError: Some modules are dispatched on the CPU or the disk. Make sure you have "
+        "enough GPU RAM to fit the quantized model. If you want to dispatch the model on the CPU "
+        "or the disk while keeping these modules in 32-bit, you need to set "
+        "`llm_int8_enable_fp32_cpu_offload=True` and pass a custom `device_map` to "
+        "`from_pretrained`. Check https://huggingface.co/docs/transformers/main/en/main_classes/"
+        "quantization#offload-between-cpu-and-gpu for more details. "
+    )
+    assert set(_winners(matcher, current).values()) == {"device_oom"}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # Duxiaoman-DI/XuanYuan#29 (2024, a GPTQ checkpoint under another file name) and
+        # TigerResearch/TigerBot#133 (2023, an exl2 checkpoint): 4.30 to 4.38's wording
+        "OSError: Error no file named pytorch_model.bin, tf_model.h5, model.ckpt.index or "
+        "flax_model.msgpack found in directory ./Duxiaoman-DI/XuanYuan-6B-Chat-4bit.",
+        "OSError: Error no file named pytorch_model.bin, tf_model.h5, model.ckpt.index or "
+        "flax_model.msgpack found in directory "
+        "/home/ps/app/edison/TigerBot/tigerbot-70b-chat-4bit-exl2.",
+    ],
+)
+def test_a_model_directory_without_weights_is_missing_data(matcher: Matcher, line: str) -> None:
+    found = {s.id: s for s in matcher.library.signatures if s.id in _winners(matcher, line)}
+    ours = [s for s in found.values() if s.emitter == "transformers"]
+    assert ours and {s.failure_class for s in ours} == {"corrupt_or_missing_data"}
+    assert any(s.releases and s.releases.startswith(">=4.30,") for s in ours)
+
+
+def test_an_unset_special_token_read_by_transformers_4_x_is_not_a_failure(
+    matcher: Matcher,
+) -> None:
+    # artidoro/qlora#63 (2023): logged at ERROR by every 4.x when a script reads
+    # tokenizer.pad_token before setting it; the run goes on.
+    assert _winners(matcher, "Using pad_token, but it is not set yet.") == {}
