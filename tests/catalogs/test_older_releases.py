@@ -116,6 +116,7 @@ def test_the_catalogs_account_for_the_older_lines() -> None:
         ("nccl_tests_cat", ["1.0", "2.0", "2.11", "2.13"]),
         ("deepspeed_cat", ["0.9", "0.12", "0.14", "0.16", "0.17"]),
         ("transformers_cat", ["4.30", "4.38", "4.46", "4.51", "4.57"]),
+        ("accelerate_cat", ["0.20", "0.27", "0.34", "1.6", "1.12"]),
     ):
         accounting = json.loads((RULES / family / "CATALOG.json").read_text())
         read = [row["line"] for row in accounting["releases"]]
@@ -218,3 +219,59 @@ def test_an_unset_special_token_read_by_transformers_4_x_is_not_a_failure(
     # artidoro/qlora#63 (2023): logged at ERROR by every 4.x when a script reads
     # tokenizer.pad_token before setting it; the run goes on.
     assert _winners(matcher, "Using pad_token, but it is not set yet.") == {}
+
+
+# ---- Accelerate -----------------------------------------------------------------------------
+
+_DIFFERENT_DEVICE = (
+    "You can't train a model that has been loaded in 8-bit precision on a different device "
+    "than the one you're training on. Make sure you loaded the model on the correct device "
+    "using for example `device_map={'':torch.cuda.current_device()"
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "releases"),
+    [
+        # yangjianxin1/Firefly#270 (2024): 0.20 to 0.2x join two wordings of the hint
+        (
+            "ValueError: " + _DIFFERENT_DEVICE + "}you're training on. Make sure you loaded the "
+            "model on the correct device using for example "
+            "`device_map={'':torch.cuda.current_device() or "
+            "device_map={'':torch.xpu.current_device()}",
+            "==0.20",
+        ),
+        # hiyouga/LlamaFactory#1707 (2023-12)
+        (
+            "ValueError: " + _DIFFERENT_DEVICE + " or device_map={'':torch.xpu.current_device()}",
+            "==0.27",
+        ),
+        # lrzjason/T2ITrainer#56 (2025)
+        (
+            _DIFFERENT_DEVICE + "}` or `device_map={'':torch.xpu.current_device()}`",
+            "==0.34",
+        ),
+    ],
+)
+def test_an_8bit_model_on_another_gpu_of_accelerate_0_2x_is_a_configuration_error(
+    matcher: Matcher, line: str, releases: str
+) -> None:
+    # Accelerate 1.12 on says "8-bit or 4-bit precision"; no catalog read from it matched the
+    # 0.x wordings. The model was loaded on another GPU than the process trains on
+    # (device_map='auto' under torchrun): a configuration the line states.
+    signature = _signature(matcher, line)
+    assert signature.emitter == "accelerate" and signature.releases == releases
+    assert signature.failure_class == "framework_config_error" and signature.confidence > 0.35
+
+
+def test_an_offloaded_8bit_model_of_accelerate_0_2x_is_refused_as_configuration(
+    matcher: Matcher,
+) -> None:
+    # koa-fin/sep#6 (2024)
+    line = (
+        "ValueError: You can't train a model that has been loaded in 8-bit precision with CPU "
+        "or disk offload."
+    )
+    signature = _signature(matcher, line)
+    assert signature.releases == ">=0.20,<=0.34"
+    assert signature.failure_class == "framework_config_error"
