@@ -117,6 +117,7 @@ def test_the_catalogs_account_for_the_older_lines() -> None:
         ("deepspeed_cat", ["0.9", "0.12", "0.14", "0.16", "0.17"]),
         ("transformers_cat", ["4.30", "4.38", "4.46", "4.51", "4.57"]),
         ("accelerate_cat", ["0.20", "0.27", "0.34", "1.6", "1.12"]),
+        ("vllm_cat", ["0.2", "0.4", "0.6", "0.8", "0.31"]),
     ):
         accounting = json.loads((RULES / family / "CATALOG.json").read_text())
         read = [row["line"] for row in accounting["releases"]]
@@ -275,3 +276,27 @@ def test_an_offloaded_8bit_model_of_accelerate_0_2x_is_refused_as_configuration(
     signature = _signature(matcher, line)
     assert signature.releases == ">=0.20,<=0.34"
     assert signature.failure_class == "framework_config_error"
+
+
+# ---- vLLM -----------------------------------------------------------------------------------
+
+
+def test_too_few_gpus_for_vllm_0_2s_tensor_parallel_size_is_a_launch_error(
+    matcher: Matcher,
+) -> None:
+    # bentoml/OpenLLM#758 and imoneoi/openchat#117 (2023): vLLM 0.2's ray_utils said "in the
+    # cluster"; 0.4 on say "in the placement group" (VITA-MLLM/VITA#42, 2024).
+    old = (
+        "ValueError: The number of required GPUs exceeds the total number of available GPUs in "
+        "the cluster."
+    )
+    signature = _signature(matcher, old)
+    assert signature.emitter == "vllm" and signature.releases == ">=0.2,<=0.4"
+    assert signature.failure_class == "launch_config_error"
+    placement = (
+        "ValueError: The number of required GPUs exceeds the total number of available GPUs in "
+        "the placement group."
+    )
+    winners = _winners(matcher, placement)
+    assert set(winners.values()) == {"launch_config_error"}
+    assert all(id_.startswith("vllm_cat.") for id_ in winners)
