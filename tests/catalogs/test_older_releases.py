@@ -118,6 +118,7 @@ def test_the_catalogs_account_for_the_older_lines() -> None:
         ("transformers_cat", ["4.30", "4.38", "4.46", "4.51", "4.57"]),
         ("accelerate_cat", ["0.20", "0.27", "0.34", "1.6", "1.12"]),
         ("vllm_cat", ["0.2", "0.4", "0.6", "0.8", "0.31"]),
+        ("lightning_cat", ["1.9", "2.1", "2.4"]),
     ):
         accounting = json.loads((RULES / family / "CATALOG.json").read_text())
         read = [row["line"] for row in accounting["releases"]]
@@ -300,3 +301,18 @@ def test_too_few_gpus_for_vllm_0_2s_tensor_parallel_size_is_a_launch_error(
     winners = _winners(matcher, placement)
     assert set(winners.values()) == {"launch_config_error"}
     assert all(id_.startswith("vllm_cat.") for id_ in winners)
+
+
+# ---- PyTorch Lightning ----------------------------------------------------------------------
+
+
+def test_a_misconfiguration_of_lightning_1_9_is_a_configuration_error(matcher: Matcher) -> None:
+    # Lightning-AI/pytorch-lightning#16425 (2023-01, 1.9): 2.0 removed training_epoch_end, so
+    # no catalog read from 2.x knew the check; its MisconfigurationException names the mistake.
+    line = (
+        "MisconfigurationException: `training_epoch_end` expects a return of None. HINT: remove "
+        "the return statement in `training_epoch_end`."
+    )
+    signature = _signature(matcher, line)
+    assert signature.emitter == "lightning" and signature.releases == "==1.9"
+    assert signature.failure_class == "framework_config_error" and signature.confidence <= 0.35
