@@ -6,7 +6,7 @@ accelerator/strategy/cluster-environment connectors, strategies and launchers, p
 checkpointing and callbacks, loops, utilities); raises (MisconfigurationException and the builtin
 exceptions), logger errors and warnings, warnings.warn and Lightning's own `rank_zero_warn`.
 Removed-API stubs (_graveyard), demos, the model server, profilers and third-party logger
-integrations are out of scope.
+integrations are out of scope (1.9 also ships the profilers' old module as `profiler/`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ EXCLUDE = (
     "src/pytorch_lightning/demos/",
     "src/pytorch_lightning/serve/",
     "src/pytorch_lightning/profilers/",
+    "src/pytorch_lightning/profiler/",
     "src/pytorch_lightning/loggers/",
     "src/lightning_fabric/loggers/",
     "src/pytorch_lightning/__setup__.py",

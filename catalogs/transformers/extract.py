@@ -4,7 +4,8 @@ Scope: the library core a training or serving run goes through: Trainer and Trai
 model loading (modeling_utils, core_model_loading, configuration, hub, import checks), tokenizers'
 base classes, integrations (DeepSpeed, FSDP, PEFT, quantizers), generation, data collators, losses.
 Per-model files (`models/`), pipelines, exporters and the CLI are out of scope: thousands of
-per-architecture argument checks a failed training run does not print.
+per-architecture argument checks a failed training run does not print. So are the agents (4.29 to
+4.3x ship them as `tools/`, later as `agents/`) and the old `benchmark/` utility (up to 4.3x).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ EXCLUDE = (
     "src/transformers/tokenization_mistral_common.py",
     "src/transformers/kernels/",
     "src/transformers/agents/",
+    "src/transformers/tools/",
+    "src/transformers/benchmark/",
     "src/transformers/onnx/",
 )
 # `assert cond, "..."` is a user-facing check only in these files (configuration and argument

@@ -5,7 +5,10 @@ platforms, model loader, attention back-ends, quantization config, entrypoints, 
 Per-model files, vendored third-party code, bundled flash-attn, tool and reasoning parsers,
 fused-MoE and other kernel wrappers, disaggregated KV/weight transfer, speculative decoding, LoRA
 and the per-request validation of the OpenAI endpoints (an HTTP 400 to one client, not a failed
-server) are out of scope.
+server) are out of scope. Older lines (0.2 to 0.8) hold the same out-of-scope code elsewhere:
+speculative decoding in `spec_decode/`, structured output in `model_executor/guided_decoding/`,
+prompt adapters beside LoRA (`prompt_adapter/`, `adapter_commons/`), kernel wrappers in
+`attention/ops/` and `model_executor/layers/ops/`, rotary embeddings in one module.
 """
 
 from __future__ import annotations
@@ -58,6 +61,14 @@ EXCLUDE = (
     "vllm/entrypoints/scale_out/",
     "vllm/sampling_params.py",
     "vllm/lora/",
+    # the same scope in the 0.2 to 0.8 layouts
+    "vllm/spec_decode/",
+    "vllm/model_executor/guided_decoding/",
+    "vllm/prompt_adapter/",
+    "vllm/adapter_commons/",
+    "vllm/attention/ops/",
+    "vllm/model_executor/layers/ops/",
+    "vllm/model_executor/layers/rotary_embedding.py",
 )
 # `assert cond, "..."` is a user-facing check only in these files (configuration and argument
 # validation); elsewhere an assert is an internal invariant and is not a message users act on.

@@ -1,5 +1,6 @@
-"""Lines that older NCCL and nccl-tests releases print, as users quote them, are matched by the
-catalogs read from those releases, with the class the reviewed mapping gives them.
+"""Lines that older releases print (NCCL, nccl-tests and the Python frameworks), as users quote
+them, are matched by the catalogs read from those releases, with the class the reviewed mapping
+gives them.
 
 Every line below is verbatim from a public report; the release named is the one whose source
 prints that wording (catalogs/<emitter>/source.yaml pins it).
@@ -113,8 +114,205 @@ def test_the_catalogs_account_for_the_older_lines() -> None:
     for family, lines in (
         ("nccl_cat", ["2.3", "2.4", "2.7", "2.10", "2.12", "2.14", "2.16", "2.18"]),
         ("nccl_tests_cat", ["1.0", "2.0", "2.11", "2.13"]),
+        ("deepspeed_cat", ["0.9", "0.12", "0.14", "0.16", "0.17"]),
+        ("transformers_cat", ["4.30", "4.38", "4.46", "4.51", "4.57"]),
+        ("accelerate_cat", ["0.20", "0.27", "0.34", "1.6", "1.12"]),
+        ("vllm_cat", ["0.2", "0.4", "0.6", "0.8", "0.31"]),
+        ("lightning_cat", ["1.9", "2.1", "2.4"]),
     ):
         accounting = json.loads((RULES / family / "CATALOG.json").read_text())
         read = [row["line"] for row in accounting["releases"]]
         assert read[: len(lines)] == lines
         assert all(row["found"] > 0 for row in accounting["releases"])
+
+
+def _signature(matcher: Matcher, line: str):  # type: ignore[no-untyped-def]
+    [id_] = _winners(matcher, line)
+    return next(s for s in matcher.library.signatures if s.id == id_)
+
+
+# ---- DeepSpeed ------------------------------------------------------------------------------
+
+
+def test_zero3_inflight_params_of_deepspeed_0_14_is_deepspeeds_own_message(
+    matcher: Matcher,
+) -> None:
+    # OpenRLHF/OpenRLHF#312 (2024): partitioned_param_coordinator.reset_step raised it up to
+    # 0.15; 0.16 removed the check, so no catalog read from a current release knew it. The line
+    # names no mechanism: a low-prior symptom of DeepSpeed's, above the generic fallback.
+    line = (
+        "RuntimeError: still have inflight params [{'id': 723, 'status': 'AVAILABLE', "
+        "'numel': 4194304, 'ds_numel': 4194304, 'shape': (512, 8192), 'ds_shape': (512, 8192)"
+    )
+    signature = _signature(matcher, line)
+    assert signature.emitter == "deepspeed" and signature.releases == ">=0.9,<=0.14"
+    assert signature.failure_class == "python_exception" and signature.confidence <= 0.35
+
+
+def test_a_zero_checkpoint_resumed_on_another_world_size_is_a_checkpoint_mismatch(
+    matcher: Matcher,
+) -> None:
+    # THUDM/GLM#136 (2023, DeepSpeed 0.8-0.9) and deepspeedai/Megatron-DeepSpeed#439 (2024,
+    # torchrun's "[rank5]: "): one wording since 0.9, one signature.
+    for line in (
+        "deepspeed.runtime.zero.utils.ZeRORuntimeException: The checkpoint being loaded used a "
+        "DP world size of 256 but the current world size is 2. Automatic adjustment of ZeRO's "
+        "optimizer state partitioning with a new world size is not currently supported.",
+        "[rank5]: deepspeed.runtime.zero.utils.ZeRORuntimeException: The checkpoint being loaded "
+        "used a DP world size of 8 but the current world size is 16. Automatic adjustment of "
+        "ZeRO's optimizer state partitioning with a new world size is not currently supported.",
+    ):
+        signature = _signature(matcher, line)
+        assert signature.failure_class == "checkpoint_mismatch"
+        assert signature.releases == ">=0.9,<=0.19"
+
+
+# ---- Transformers ---------------------------------------------------------------------------
+
+
+def test_bitsandbytes_offload_refusal_of_transformers_4_30_is_a_device_oom(
+    matcher: Matcher,
+) -> None:
+    # Vision-CAIR/MiniGPT-4#39 and meta-llama/llama-cookbook#56 (2023): 4.30's modeling_utils
+    # prints the refusal over several indented lines; its distinctive one is the offload docs'
+    # address. The GPUs could not hold the quantized model (device_oom, not a Hub error).
+    line = (
+        "                        "
+        "https://huggingface.co/docs/transformers/main/en/main_classes/quantization"
+        "#offload-between-cpu-and-gpu"
+    )
+    signature = _signature(matcher, line)
+    assert signature.emitter == "transformers" and signature.releases == ">=4.30,<=4.38"
+    assert signature.failure_class == "device_oom" and signature.role == "root_cause"
+    # 4.46 on print it on one line, naming llm_int8_enable_fp32_cpu_offload: the same class
+    current = (
+        "ValueError: Some modules are dispatched on the CPU or the disk. Make sure you have "
+        "enough GPU RAM to fit the quantized model. If you want to dispatch the model on the CPU "
+        "or the disk while keeping these modules in 32-bit, you need to set "
+        "`llm_int8_enable_fp32_cpu_offload=True` and pass a custom `device_map` to "
+        "`from_pretrained`. Check https://huggingface.co/docs/transformers/main/en/main_classes/"
+        "quantization#offload-between-cpu-and-gpu for more details. "
+    )
+    assert set(_winners(matcher, current).values()) == {"device_oom"}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # Duxiaoman-DI/XuanYuan#29 (2024, a GPTQ checkpoint under another file name) and
+        # TigerResearch/TigerBot#133 (2023, an exl2 checkpoint): 4.30 to 4.38's wording
+        "OSError: Error no file named pytorch_model.bin, tf_model.h5, model.ckpt.index or "
+        "flax_model.msgpack found in directory ./Duxiaoman-DI/XuanYuan-6B-Chat-4bit.",
+        "OSError: Error no file named pytorch_model.bin, tf_model.h5, model.ckpt.index or "
+        "flax_model.msgpack found in directory "
+        "/home/ps/app/edison/TigerBot/tigerbot-70b-chat-4bit-exl2.",
+    ],
+)
+def test_a_model_directory_without_weights_is_missing_data(matcher: Matcher, line: str) -> None:
+    found = {s.id: s for s in matcher.library.signatures if s.id in _winners(matcher, line)}
+    ours = [s for s in found.values() if s.emitter == "transformers"]
+    assert ours and {s.failure_class for s in ours} == {"corrupt_or_missing_data"}
+    assert any(s.releases and s.releases.startswith(">=4.30,") for s in ours)
+
+
+def test_an_unset_special_token_read_by_transformers_4_x_is_not_a_failure(
+    matcher: Matcher,
+) -> None:
+    # artidoro/qlora#63 (2023): logged at ERROR by every 4.x when a script reads
+    # tokenizer.pad_token before setting it; the run goes on.
+    assert _winners(matcher, "Using pad_token, but it is not set yet.") == {}
+
+
+# ---- Accelerate -----------------------------------------------------------------------------
+
+_DIFFERENT_DEVICE = (
+    "You can't train a model that has been loaded in 8-bit precision on a different device "
+    "than the one you're training on. Make sure you loaded the model on the correct device "
+    "using for example `device_map={'':torch.cuda.current_device()"
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "releases"),
+    [
+        # yangjianxin1/Firefly#270 (2024): 0.20 to 0.2x join two wordings of the hint
+        (
+            "ValueError: " + _DIFFERENT_DEVICE + "}you're training on. Make sure you loaded the "
+            "model on the correct device using for example "
+            "`device_map={'':torch.cuda.current_device() or "
+            "device_map={'':torch.xpu.current_device()}",
+            "==0.20",
+        ),
+        # hiyouga/LlamaFactory#1707 (2023-12)
+        (
+            "ValueError: " + _DIFFERENT_DEVICE + " or device_map={'':torch.xpu.current_device()}",
+            "==0.27",
+        ),
+        # lrzjason/T2ITrainer#56 (2025)
+        (
+            _DIFFERENT_DEVICE + "}` or `device_map={'':torch.xpu.current_device()}`",
+            "==0.34",
+        ),
+    ],
+)
+def test_an_8bit_model_on_another_gpu_of_accelerate_0_2x_is_a_configuration_error(
+    matcher: Matcher, line: str, releases: str
+) -> None:
+    # Accelerate 1.12 on says "8-bit or 4-bit precision"; no catalog read from it matched the
+    # 0.x wordings. The model was loaded on another GPU than the process trains on
+    # (device_map='auto' under torchrun): a configuration the line states.
+    signature = _signature(matcher, line)
+    assert signature.emitter == "accelerate" and signature.releases == releases
+    assert signature.failure_class == "framework_config_error" and signature.confidence > 0.35
+
+
+def test_an_offloaded_8bit_model_of_accelerate_0_2x_is_refused_as_configuration(
+    matcher: Matcher,
+) -> None:
+    # koa-fin/sep#6 (2024)
+    line = (
+        "ValueError: You can't train a model that has been loaded in 8-bit precision with CPU "
+        "or disk offload."
+    )
+    signature = _signature(matcher, line)
+    assert signature.releases == ">=0.20,<=0.34"
+    assert signature.failure_class == "framework_config_error"
+
+
+# ---- vLLM -----------------------------------------------------------------------------------
+
+
+def test_too_few_gpus_for_vllm_0_2s_tensor_parallel_size_is_a_launch_error(
+    matcher: Matcher,
+) -> None:
+    # bentoml/OpenLLM#758 and imoneoi/openchat#117 (2023): vLLM 0.2's ray_utils said "in the
+    # cluster"; 0.4 on say "in the placement group" (VITA-MLLM/VITA#42, 2024).
+    old = (
+        "ValueError: The number of required GPUs exceeds the total number of available GPUs in "
+        "the cluster."
+    )
+    signature = _signature(matcher, old)
+    assert signature.emitter == "vllm" and signature.releases == ">=0.2,<=0.4"
+    assert signature.failure_class == "launch_config_error"
+    placement = (
+        "ValueError: The number of required GPUs exceeds the total number of available GPUs in "
+        "the placement group."
+    )
+    winners = _winners(matcher, placement)
+    assert set(winners.values()) == {"launch_config_error"}
+    assert all(id_.startswith("vllm_cat.") for id_ in winners)
+
+
+# ---- PyTorch Lightning ----------------------------------------------------------------------
+
+
+def test_a_misconfiguration_of_lightning_1_9_is_a_configuration_error(matcher: Matcher) -> None:
+    # Lightning-AI/pytorch-lightning#16425 (2023-01, 1.9): 2.0 removed training_epoch_end, so
+    # no catalog read from 2.x knew the check; its MisconfigurationException names the mistake.
+    line = (
+        "MisconfigurationException: `training_epoch_end` expects a return of None. HINT: remove "
+        "the return statement in `training_epoch_end`."
+    )
+    signature = _signature(matcher, line)
+    assert signature.emitter == "lightning" and signature.releases == "==1.9"
+    assert signature.failure_class == "framework_config_error" and signature.confidence <= 0.35
