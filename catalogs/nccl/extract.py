@@ -1,44 +1,15 @@
 """NCCL's failure messages: every WARN, and the INFO lines that report a failure.
 
-Reads the C/C++ sources under src/ of one release. WARN(...) is NCCL's error channel (printed
-with NCCL_DEBUG=WARN, the level most jobs run at, and kept as the communicator's last error);
-INFO(...) and INFO_LOC(...) lines are kept when their text reports a failure (a retry, a
-fallback, an error code), since NCCL_DEBUG=INFO logs carry them next to the WARN.
+Reads the C/C++ sources under src/ of one release (catalogs/nccl_debug.py).
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from catalogs.core.csource import find_calls
 from catalogs.core.message import Message
-
-SOURCE_SUFFIXES = (".cc", ".cu", ".h", ".cpp", ".c")
-# INFO text that reports a failure rather than progress.
-FAILURE_WORDS = re.compile(
-    r"(?i)\b(?:fail\w*|error\w*|unable|cannot|can't|could not|couldn't|abort\w*|time[d ]?out|"
-    r"invalid|mismatch\w*|exceed\w*|out of memory|not supported|unsupported|refused|closed|"
-    r"fatal|unexpected|retry\w*|denied|lost|disabl\w+ due|falling back|fallback|warning)\b"
-)
+from catalogs.nccl_debug import debug_messages
 
 
 def extract(checkout: Path, release: str) -> list[Message]:
-    messages: list[Message] = []
-    root = checkout / "src"
-    for path in sorted(root.rglob("*")):
-        if path.suffix not in SOURCE_SUFFIXES or not path.is_file():
-            continue
-        relative = path.relative_to(checkout).as_posix()
-        text = path.read_text(encoding="utf-8", errors="replace")
-        for call in find_calls(text, ("WARN", "INFO", "INFO_LOC")):
-            position = 0 if call.name == "WARN" else 1
-            if len(call.args) <= position or not call.args[position]:
-                continue  # the format is a variable, not a literal
-            fmt = call.args[position].rstrip("\n")
-            level = "WARN" if call.name == "WARN" else "INFO"
-            if level == "INFO" and not FAILURE_WORDS.search(fmt):
-                continue
-            style = "printf" if "%" in fmt else "literal"
-            messages.append(Message("nccl", release, fmt, style, relative, call.line, level))
-    return messages
+    return debug_messages(checkout, release, "nccl")

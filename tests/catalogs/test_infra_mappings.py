@@ -11,15 +11,9 @@ from pathlib import Path
 import pytest
 
 from catalogs.core.mapping import UNCLEAR_PRIOR, load_mapping
-from catalogs.core.message import Message
+from tests.catalogs.mappings import decide
 
 CATALOGS = Path(__file__).resolve().parents[2] / "catalogs"
-
-
-def _decide(emitter: str, text: str, level: str, file: str):
-    mapping = load_mapping(CATALOGS / emitter / "mapping.yaml")
-    style = "printf" if "%" in text else "literal"
-    return mapping.decide(Message(emitter, "x", text, style, file, 1, level, ""))
 
 
 @pytest.mark.parametrize(
@@ -129,7 +123,7 @@ def _decide(emitter: str, text: str, level: str, file: str):
 def test_a_message_that_states_its_mechanism_gets_its_class(
     emitter: str, text: str, level: str, file: str, failure_class: str
 ) -> None:
-    decision = _decide(emitter, text, level, file)
+    decision = decide(emitter, text, level, file)
     assert decision.disposition == "mapped"
     assert decision.failure_class == failure_class
 
@@ -173,7 +167,7 @@ def test_a_message_that_states_its_mechanism_gets_its_class(
 def test_healthy_chatter_is_context_not_evidence(
     emitter: str, text: str, level: str, file: str
 ) -> None:
-    assert _decide(emitter, text, level, file).disposition == "context"
+    assert decide(emitter, text, level, file).disposition == "context"
 
 
 @pytest.mark.parametrize("emitter", ["slurm", "kernel", "aws_ofi_nccl", "libfabric", "rdma_core"])
@@ -184,6 +178,6 @@ def test_an_unmatched_failure_message_keeps_a_low_prior(emitter: str) -> None:
 
 @pytest.mark.parametrize("emitter", ["slurm", "kernel", "aws_ofi_nccl", "libfabric"])
 def test_a_message_too_short_to_name_its_emitter_is_excluded(emitter: str) -> None:
-    decision = _decide(emitter, "Unknown error", "error", "x.c")
+    decision = decide(emitter, "Unknown error", "error", "x.c")
     assert decision.disposition == "excluded"
     assert decision.reason is not None and "too generic" in decision.reason

@@ -13,18 +13,12 @@ from pathlib import Path
 import pytest
 
 from catalogs.core.mapping import UNCLEAR_PRIOR, load_mapping
-from catalogs.core.message import Message
 from catalogs.core.source import emitter_dir, load_extractor, load_source
 from denpex.match.scan import Matcher
+from tests.catalogs.mappings import decide
 
 CATALOGS = Path(__file__).resolve().parents[2] / "catalogs"
 RCCL_WARN = "gpu-017:20315:20402 [3] /usr/src/debug/rccl/build/hipify/src/{} NCCL WARN {}"
-
-
-def _decide(emitter: str, text: str, level: str, file: str):
-    mapping = load_mapping(CATALOGS / emitter / "mapping.yaml")
-    style = "printf" if "%" in text else "literal"
-    return mapping.decide(Message(emitter, "x", text, style, file, 1, level, ""))
 
 
 @pytest.mark.parametrize(
@@ -141,7 +135,7 @@ def _decide(emitter: str, text: str, level: str, file: str):
 def test_a_message_that_states_its_mechanism_gets_its_class(
     emitter: str, text: str, level: str, file: str, failure_class: str
 ) -> None:
-    decision = _decide(emitter, text, level, file)
+    decision = decide(emitter, text, level, file)
     assert decision.disposition == "mapped"
     assert decision.failure_class == failure_class
 
@@ -170,7 +164,7 @@ def test_a_message_that_states_its_mechanism_gets_its_class(
     ],
 )
 def test_rccl_s_healthy_chatter_is_context_not_evidence(text: str, file: str) -> None:
-    assert _decide("rccl", text, "WARN", file).disposition == "context"
+    assert decide("rccl", text, "WARN", file).disposition == "context"
 
 
 @pytest.mark.parametrize(
@@ -188,12 +182,12 @@ def test_rccl_s_healthy_chatter_is_context_not_evidence(text: str, file: str) ->
     ],
 )
 def test_amdgpu_s_healthy_or_detail_lines_are_context(text: str, level: str) -> None:
-    assert _decide("amdgpu", text, level, "drivers/gpu/drm/amd/amdgpu/x.c").disposition == "context"
+    assert decide("amdgpu", text, level, "drivers/gpu/drm/amd/amdgpu/x.c").disposition == "context"
 
 
 def test_an_uncorrectable_count_is_not_read_as_a_correctable_one() -> None:
     text = "socket: %d, die: %d, %lld new uncorrectable hardware errors detected in %s block"
-    decision = _decide("amdgpu", text, "RAS_EVENT_LOG", "drivers/gpu/drm/amd/amdgpu/amdgpu_ras.c")
+    decision = decide("amdgpu", text, "RAS_EVENT_LOG", "drivers/gpu/drm/amd/amdgpu/amdgpu_ras.c")
     assert decision.disposition == "mapped"
 
 
