@@ -27,7 +27,6 @@ UNDETERMINED = {
     # ... and Isaac Sim's Kit log "[Error] [usdrt.scenegraph.plugin] ... GPU 1 requested. GPUs
     # other than cuda:0 are not currently supported" before the job goes on printing (blind
     # round 16): no signature reads Omniverse Kit's "[Error]" severity tag yet.
-    "issue-isaac-sim-isaaclab-5562",
 }
 FAILING = [
     pytest.param(
