@@ -340,6 +340,35 @@ MIN_WORDS = 3
 """Words of three or more letters a message needs to be matched alone."""
 
 
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]'\"`])\.\s+(?=[A-Z])")
+FIRST_SENTENCE_WORDS = 5
+FIRST_SENTENCE_CHARS = 30
+
+
+def _first_sentence(message: list[Piece]) -> list[Piece]:
+    """A message of several sentences is matched by its first when that alone is specific (five
+    words, thirty letters): older releases often printed only it before a hint was added, and
+    posted excerpts cut after it; the full line still matches. The message stays whole when a
+    later sentence holds a named capture."""
+    for index, piece in enumerate(message):
+        if not isinstance(piece, str):
+            continue
+        found = _SENTENCE_END.search(piece)
+        if found is None:
+            continue
+        head = [*message[:index], piece[: found.start() + 1]]
+        if any(isinstance(p, Placeholder) and p.name for p in message[index + 1 :]):
+            return message
+        literal = "".join(p for p in head if isinstance(p, str))
+        if (
+            len(re.findall(r"[A-Za-z]{3,}", literal)) < FIRST_SENTENCE_WORDS
+            or len(re.sub(r"\s", "", literal)) < FIRST_SENTENCE_CHARS
+        ):
+            return message
+        return _merge_literals(head)
+    return message
+
+
 def _check_specific(pieces: list[Piece], regex: str, anchored: bool, min_words: int) -> None:
     """Alone, a message needs `min_words` words (three unless its emitter says otherwise) and
     twelve literal characters to be told from other programs' lines ("close failed: %s" is
@@ -376,7 +405,7 @@ def convert(
     lines = _lines(parse(text, style))
     best = max(range(len(lines)), key=lambda i: _literal_size(lines[i]))
     line = _named(lines[best], before_names, after_names)
-    message = _trim(line)
+    message = _first_sentence(_trim(line))
     try:
         return _converted(line, message, message, anchored=False, min_words=min_words)
     except Unsafe as unsafe:

@@ -251,3 +251,25 @@ def test_a_shared_part_too_generic_alone_is_refused() -> None:
     new = convert("%s: Connect to %s failed : %s", "printf", anchor="NCCL WARN ")
     with pytest.raises(Unsafe, match=TOO_GENERIC):
         shared_pattern([old, new], 0.5)
+
+
+# Accelerate 1.x's wording; LLaMA-Factory#9 and qlora#137 pasted only its first sentence.
+EIGHT_BIT = (
+    "You can't train a model that has been loaded in 8-bit precision on a different device "
+    "than the one you're training on. Make sure you loaded the model on the correct device "
+    "using for example `device_map={'':torch.cuda.current_device()}`"
+)
+
+
+def test_a_message_of_several_sentences_is_matched_by_its_first() -> None:
+    regex = convert(EIGHT_BIT, "literal").regex
+    cut = "ValueError: You can't train a model that has been loaded in 8-bit precision on a "
+    assert re.search(regex, cut + "different device than the one you're training on.")
+    assert re.search(regex, "ValueError: " + EIGHT_BIT)
+    assert "Make sure" not in regex
+
+
+def test_a_first_sentence_too_short_to_stand_alone_keeps_the_message_whole() -> None:
+    # NCCL's src/allocator.cc.
+    text = "Allocation failed. No suitable space found to accommodate size=0x%lx within limit=0x%lx"
+    assert "accommodate" in convert(text, "printf").regex
