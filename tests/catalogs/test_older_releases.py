@@ -119,6 +119,8 @@ def test_the_catalogs_account_for_the_older_lines() -> None:
         ("accelerate_cat", ["0.20", "0.27", "0.34", "1.6", "1.12"]),
         ("vllm_cat", ["0.2", "0.4", "0.6", "0.8", "0.31"]),
         ("lightning_cat", ["1.9", "2.1", "2.4"]),
+        ("ray_cat", ["2.9", "2.30", "2.58"]),
+        ("megatron_cat", ["0.5", "0.8", "0.12", "0.17"]),
     ):
         accounting = json.loads((RULES / family / "CATALOG.json").read_text())
         read = [row["line"] for row in accounting["releases"]]
@@ -316,3 +318,56 @@ def test_a_misconfiguration_of_lightning_1_9_is_a_configuration_error(matcher: M
     signature = _signature(matcher, line)
     assert signature.emitter == "lightning" and signature.releases == "==1.9"
     assert signature.failure_class == "framework_config_error" and signature.confidence <= 0.35
+
+
+# ---- Ray ------------------------------------------------------------------------------------
+
+
+def test_ray_processes_that_never_started_on_ray_2_x_are_a_start_up_failure(
+    matcher: Matcher,
+) -> None:
+    # ray-project/ray#50474 (2025, ray.init() on one machine): 2.9 to 2.30's wording. The
+    # machine's own raylet and GCS did not come up: no node was lost.
+    line = (
+        "Exception: The current node timed out during startup. This could happen because some "
+        "of the Ray processes failed to startup."
+    )
+    signature = _signature(matcher, line)
+    assert signature.emitter == "ray" and signature.releases == ">=2.9,<=2.30"
+    assert signature.failure_class == "rendezvous_failure"
+    # ray-project/ray#62883 (2026, Ray 2.55): the current wording, the same class
+    current = (
+        "Exception: The current node timed out during startup. This could happen because some "
+        "of the raylet failed to startup or the GCS has become overloaded."
+    )
+    assert set(_winners(matcher, current).values()) == {"rendezvous_failure"}
+
+
+def test_ray_2_9s_version_mismatch_report_is_left_to_the_hand_written_signature(
+    matcher: Matcher,
+) -> None:
+    # The report's second line is not a failure of its own (ray/version_mismatch.yaml's
+    # no_match); the catalog's partial rendering of 2.9's report is excluded.
+    assert _winners(matcher, "This process on node 10.18.215.196 was started with:") == {}
+
+
+# ---- Megatron-Core --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # NVIDIA-NeMo/Speech#11480 (2024, the nemo:24.09 container's Megatron-Core)
+        "[rank0]: RuntimeError: world_size (1) is not divisible by 2",
+        # NVIDIA-NeMo/Speech#14838 (2025, nemo:25.07): 0.12 to 0.1x say "decoder world_size",
+        # 0.17 on "world_size": one signature over both wordings
+        "RuntimeError: decoder world_size (4) is not divisible by "
+        "expert_tensor_model_pipeline_parallel size (8)",
+    ],
+)
+def test_a_world_size_that_does_not_fit_megatron_cores_parallel_sizes_names_its_release(
+    matcher: Matcher, line: str
+) -> None:
+    found = [s for s in matcher.library.signatures if s.id in _winners(matcher, line)]
+    assert found and {s.failure_class for s in found} == {"framework_config_error"}
+    assert {s.releases for s in found} == {">=0.12,<=0.19"}
