@@ -261,8 +261,9 @@ def test_an_8bit_model_on_another_gpu_of_accelerate_0_2x_is_a_configuration_erro
     matcher: Matcher, line: str, releases: str
 ) -> None:
     # Accelerate 1.12 on says "8-bit or 4-bit precision"; no catalog read from it matched the
-    # 0.x wordings. Their hints differ, their first sentence does not: one signature. The model was loaded on another GPU than the process trains on
-    # (device_map='auto' under torchrun): a configuration the line states.
+    # 0.x wordings. Their hints differ, their first sentence does not: one signature. The model
+    # was loaded on another GPU than the process trains on (device_map='auto' under torchrun):
+    # a configuration the line states.
     signature = _signature(matcher, line)
     assert signature.emitter == "accelerate" and signature.releases == releases
     assert signature.failure_class == "framework_config_error" and signature.confidence > 0.35
