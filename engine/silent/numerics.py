@@ -31,6 +31,10 @@ SUSTAIN_LOOKAHEAD = 5
 SUSTAIN_SHARE = 0.6
 HALVINGS = 6
 """Consecutive reductions of the loss scale, without growth, that make a collapse (2^6 = 64x)."""
+CALIBRATING_SCALE = 1000.0
+"""A run of reductions that leaves the scale at this or above is the scaler settling after its
+2^16 (DeepSpeed's older releases: 2^32) start, as a healthy fp16 run does in its first steps
+(a real healthy CogVideo run halved 2^32 to 2^26 in six steps), not a collapse."""
 
 NAN_CAVEAT = "The first non-finite value printed; the cause usually lies in the steps before it."
 LOSS_CAVEAT = (
@@ -212,6 +216,8 @@ def loss_scale_collapse(series: list[Series]) -> SilentFinding | None:
         if found is None:
             continue
         start, low, _ = found
+        if low.value >= CALIBRATING_SCALE:
+            continue
         onsets.append((s, start))
         lowest = low.value if lowest is None else min(lowest, low.value)
     if not onsets:

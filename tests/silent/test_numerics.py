@@ -131,3 +131,23 @@ def test_a_loss_that_only_wanders_is_not_a_divergence_on_any_of_many_ranks() -> 
     ]
     findings = find_silent_failures(records("\n".join(lines) + "\n"))
     assert not [f for f in findings if f.failure_class == "loss_divergence"]
+
+
+# Real (zai-org/CogVideo#233): a healthy fp16 run's first steps under DeepSpeed, whose scaler
+# starts at 2^32 and halves six times in a row while it settles.
+COGVIDEO_CALIBRATION = "".join(
+    "[2024-09-11 17:" + stamp + "] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! "
+    f"Rank 0 Skipping step. Attempted loss scale: {2 * scale}, reducing to {scale}\n"
+    for stamp, scale in (
+        ("52:18,030", 2147483648),
+        ("52:32,563", 1073741824),
+        ("52:47,082", 536870912),
+        ("53:15,865", 268435456),
+        ("53:58,933", 134217728),
+        ("58:33,295", 67108864),
+    )
+)
+
+
+def test_six_halvings_that_leave_a_large_scale_are_the_scaler_settling() -> None:
+    assert find_silent_failures(records(COGVIDEO_CALIBRATION)) == []
