@@ -26,5 +26,6 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "15": 30,
         "16": 17,
         "17": 20,
+        "18": 20,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]
