@@ -158,11 +158,14 @@ def test_the_retrieval_evaluation_runs_on_a_case_directory(small_corpus: Path, e
     assert document["cases"] == 4 and document["hit_at_5"] == 1.0
 
 
-def test_the_family_evaluation_runs_on_a_case_directory(small_corpus: Path, embedder) -> None:
-    text = run("hybrid", "eval-family-out", str(small_corpus)).stdout
+def test_the_family_evaluation_runs_on_a_case_directory(tmp_path: Path, embedder) -> None:
+    # The checkpoint cases alone: each family that settles a case costs a compile of the
+    # library without it, and one family is enough to show the report.
+    corpus = copy_cases(["ckpt-missing", "ckpt-size", "clean"], tmp_path)
+    text = run("hybrid", "eval-family-out", str(corpus)).stdout
     # Which family settles which case depends on the library; some family settles the
     # checkpoint cases, and the report names it with its count.
-    assert re.search(r"^\w+: [1-4] settled case\(s\); without it", text, re.M), text
+    assert re.search(r"^\w+: [12] settled case\(s\); without it", text, re.M), text
     assert "all families:" in text
 
 
