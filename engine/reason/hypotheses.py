@@ -262,8 +262,7 @@ def form_hypotheses(
         return []
     top = hypotheses[0]
     _undetermined_if_everywhere_at_once(top)
-    _undetermined_if_job_wide_and_alone(top, matches)
-    _undetermined_if_executed_alike_and_alone(top, matches, input_ranks)
+    _undetermined_if_alone(top, matches, input_ranks)
     _undetermined_if_node_wide(top, matches)
     _undetermined_if_others_stopped_unseen(top, matches)
     _undetermined_if_unknown_and_raised_in_a_collective(top)
@@ -304,50 +303,46 @@ def _undetermined_if_everywhere_at_once(hypothesis: Hypothesis) -> None:
     )
 
 
-def _undetermined_if_job_wide_and_alone(hypothesis: Hypothesis, matches: Sequence[Match]) -> None:
-    """A job-wide fault (a checkpoint that does not fit, a DDP misuse) is met by every rank
-    alike. When no other rank appears in the evidence, neither waiting for this one nor failing
-    otherwise, nothing says it began on the one rank whose output is at hand rather than on all
-    of them."""
-    if hypothesis.originating is None or hypothesis.originating.rank is None:
-        return
-    if not hypothesis.traits.job_wide:
-        return
-    if ranks_seen(matches) != {hypothesis.originating.rank}:
-        return
-    hypothesis.originating = Attribution(host=hypothesis.originating.host)
-    hypothesis.finding = Finding(
-        None,
-        "undetermined",
-        reason=f"{hypothesis.failure_class} is met by every rank alike and only one rank's "
-        "output is in evidence",
-    )
-
-
-def _undetermined_if_executed_alike_and_alone(
+def _undetermined_if_alone(
     hypothesis: Hypothesis, matches: Sequence[Match], input_ranks: frozenset[int]
 ) -> None:
-    """A fault in code, data or settings every rank runs the same way (a shape mismatch, a NaN
-    from the model, a missing file), stated by the one rank whose output is at hand: the other
-    ranks' output, which would show whether they met it too or were left waiting, is not in
-    evidence, so that rank stays a candidate rather than being named. A launcher's report that
-    this worker failed first is evidence of order, and keeps the name."""
+    """A fault every rank meets alike, stated by the one rank whose output is at hand, is not
+    placed on that rank: the other ranks' output, which would show whether they met it too or
+    were left waiting, is not in evidence.
+
+    - A job-wide fault (a checkpoint that does not fit, a DDP misuse) names no rank when no
+      other rank appears in the matches.
+    - A fault in code, data or settings every rank runs the same way (a shape mismatch, a NaN
+      from the model, a missing file) leaves the rank a candidate when no other rank appears
+      in the matches or has a file among the inputs. A launcher's report that this worker
+      failed first is evidence of order, and keeps the name."""
     origin = hypothesis.originating
-    if origin is None or origin.rank is None or not hypothesis.traits.executed_alike:
+    if origin is None or origin.rank is None:
         return
-    if ranks_seen(matches) | input_ranks != {origin.rank}:
-        return
-    line = next((m for m in hypothesis.roots if m.event.rank == origin.rank), None)
-    if line is None or basis_of(line) is RankBasis.launcher:
+    traits = hypothesis.traits
+    if traits.job_wide:
+        if ranks_seen(matches) != {origin.rank}:
+            return
+        candidates: tuple[int, ...] = ()
+        reason = (
+            f"{hypothesis.failure_class} is met by every rank alike and only one rank's "
+            "output is in evidence"
+        )
+    elif traits.executed_alike:
+        if ranks_seen(matches) | input_ranks != {origin.rank}:
+            return
+        line = next((m for m in hypothesis.roots if m.event.rank == origin.rank), None)
+        if line is None or basis_of(line) is RankBasis.launcher:
+            return
+        candidates = (origin.rank,)
+        reason = (
+            f"{hypothesis.failure_class} lies in what every rank runs alike, and only rank "
+            f"{origin.rank}'s output is in evidence: the others may have met it too"
+        )
+    else:
         return
     hypothesis.originating = Attribution(host=origin.host)
-    hypothesis.finding = Finding(
-        None,
-        "undetermined",
-        candidates=(origin.rank,),
-        reason=f"{hypothesis.failure_class} lies in what every rank runs alike, and only rank "
-        f"{origin.rank}'s output is in evidence: the others may have met it too",
-    )
+    hypothesis.finding = Finding(None, "undetermined", candidates=candidates, reason=reason)
 
 
 def _undetermined_if_node_wide(hypothesis: Hypothesis, matches: Sequence[Match]) -> None:
