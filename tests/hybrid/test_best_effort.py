@@ -14,6 +14,7 @@ from denpex.match.scan import Matcher
 from denpex.models import Source, Status
 from denpex.pipeline import DiagnoseOptions, diagnose
 from denpex.retrieval.embedder import SentenceTransformerEmbedder
+from denpex.signatures.library import CATALOG_SUFFIX
 from denpex.store.schema import CurationState
 from denpex.store.store import store_url
 from tests.conftest import BAD_SAMPLE, cache_dir, cached_library
@@ -108,7 +109,7 @@ def test_a_failure_with_only_unmatched_lines_is_queued_as_unknown(tmp_path: Path
     library = cached_library()
     # The families that read this case's lines, and the catalogs, which have none of them but
     # would make this matcher a second compile of the whole library.
-    catalogs = {s.family for s in library.signatures if s.family.endswith("_cat")}
+    catalogs = {s.family for s in library.signatures if s.family.endswith(CATALOG_SUFFIX)}
     nothing = Matcher(
         library.without_families(["python", "gloo", "torchelastic", "c10d", *catalogs]),
         cache_dir=cache_dir(),
