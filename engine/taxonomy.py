@@ -229,6 +229,37 @@ def can_cause(cause: str, effect: str) -> bool:
     return effect in consequences().get(cause, frozenset())
 
 
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A class that often lies behind another when the input holds no record of why it happened
+    (taxonomy.yaml `often_behind`): why it is listed and what to check."""
+
+    failure_class: str
+    why: str
+    check: str
+
+
+@cache
+def _often_behind() -> dict[str, tuple[Reading, ...]]:
+    known = classes()
+    table: dict[str, tuple[Reading, ...]] = {}
+    for class_id, entries in (_raw().get("often_behind") or {}).items():
+        readings = tuple(
+            Reading(entry["class"], " ".join(entry["why"].split()), entry["check"])
+            for entry in entries
+        )
+        unknown = {class_id, *(r.failure_class for r in readings)} - set(known)
+        if unknown:
+            raise ValueError(f"taxonomy.yaml often_behind names unknown classes {sorted(unknown)}")
+        table[class_id] = readings
+    return table
+
+
+def often_behind(class_id: str) -> tuple[Reading, ...]:
+    """What most often lies behind this class when the input does not say, likeliest first."""
+    return _often_behind().get(class_id, ())
+
+
 @cache
 def category_next_steps() -> dict[Category, tuple[str, ...]]:
     """Next-step templates every root cause of a category receives after its signature's."""

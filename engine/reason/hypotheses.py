@@ -40,6 +40,7 @@ from denpex.reason.origin import (
     ranks_in,
     single_process,
 )
+from denpex.reason.readings import with_open_readings
 from denpex.signatures.signature import Role
 from denpex.taxonomy import Relay, can_cause
 
@@ -273,7 +274,7 @@ def form_hypotheses(
     top.explained = [m for m in symptoms if _explainable(m, top)]
     unexplained = [m for m in symptoms if not _explainable(m, top)]
     assign_confidence(hypotheses, unexplained)
-    return hypotheses
+    return with_open_readings(hypotheses)
 
 
 def _undetermined_if_everywhere_at_once(hypothesis: Hypothesis) -> None:

@@ -14,7 +14,7 @@ from denpex.hang.models import Candidate
 from denpex.reason.culprit import Culprit
 from denpex.reason.origin import Finding
 from denpex.signatures.signature import Signature
-from denpex.taxonomy import Category, Traits, failure_class, traits
+from denpex.taxonomy import Category, Reading, Traits, failure_class, traits
 
 EVIDENCE_LINES = 6
 
@@ -39,6 +39,10 @@ class Hypothesis:
     """Log lines that support a hypothesis which has no root-cause line of its own."""
     finding: Finding | None = None
     """How the originating rank was found, or which ranks remain possible (`origin.py`)."""
+    reading: Reading | None = None
+    """Set when no line states this class: it often lies behind the answer's class `behind`,
+    whose own record is missing (`readings.py`)."""
+    behind: str | None = None
 
     @property
     def category(self) -> Category:

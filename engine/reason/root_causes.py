@@ -208,6 +208,14 @@ def to_root_cause(
             "Inferred from symptoms only: no root-cause record was found for the suspects. "
             + caveat
         )
+    reading = hypothesis.reading
+    if reading is not None:
+        title = (
+            f"Possibly {fc.id}, which often lies behind {hypothesis.behind}: no line of the "
+            "input states it"
+        )
+        caveat = f"Not in evidence. Listed because {reading.why}"
+        steps = _next_steps((reading.check,), fc.category)
     candidate = hypothesis.dump_candidate
     if candidate is not None:
         # Text read from dumps is not a template: its braces must survive the placeholders.
