@@ -102,6 +102,25 @@ class Catalog:
     signatures: list[dict[str, Any]]
 
 
+_SEVERITY = {
+    "TRACE": 0,
+    "DEBUG": 1,
+    "INFO": 2,
+    "NOTICE": 3,
+    "WARN": 4,
+    "WARNING": 4,
+    "ERROR": 5,
+    "CRITICAL": 6,
+    "FATAL": 6,
+}
+
+
+def _severity(level: str) -> float:
+    """Where a level stands among the usual ones; a level of the emitter's own naming sits
+    between a warning and an error, so two such levels keep the later call site's."""
+    return _SEVERITY.get(level.upper(), 4.5)
+
+
 def merge_releases(found: MappingType[str, Sequence[Message]], lines: Sequence[str]) -> list[Entry]:
     """Distinct messages with where each release prints them (the first call site per line)."""
     entries: dict[tuple[str, str], Entry] = {}
@@ -112,7 +131,11 @@ def merge_releases(found: MappingType[str, Sequence[Message]], lines: Sequence[s
                 Entry(message.text, message.style, message.level, message.function),
             )
             entry.where.setdefault(line, (message.file, message.line))
-            entry.level, entry.function = message.level, message.function or entry.function
+            # The same text printed at two levels (NCCL's CUCHECK WARNs "Cuda failure %d '%s'",
+            # its CUCHECKIGNORE INFOs it) is the failure report at the more severe one.
+            if _severity(message.level) >= _severity(entry.level):
+                entry.level = message.level
+            entry.function = message.function or entry.function
     return sorted(entries.values(), key=lambda e: e.key)
 
 

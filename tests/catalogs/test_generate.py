@@ -129,6 +129,17 @@ def test_release_ranges_follow_the_pinned_lines() -> None:
     assert release_range(["2.18", "2.23", "master"], lines) == "==2.18 || >=2.23,<=master"
 
 
+def test_a_text_printed_at_two_levels_is_the_failure_report_at_the_more_severe_one() -> None:
+    # NCCL's cudawrap.h: CUCHECK WARNs "Cuda failure %d '%s'", CUCHECKIGNORE INFOs the same
+    # text further down the file; the INFO call site must not make the WARN context.
+    text = "Cuda failure %d '%s'"
+    warned = Message("nccl", "2.18", text, "printf", "src/include/cudawrap.h", 36, "WARN")
+    ignored = Message("nccl", "2.18", text, "printf", "src/include/cudawrap.h", 62, "INFO")
+    for order in ([warned, ignored], [ignored, warned]):
+        (entry,) = merge_releases({"2.18": order}, ["2.18"])
+        assert entry.level == "WARN"
+
+
 SPEC = SourceSpec.model_validate(
     {
         "emitter": "nccl",

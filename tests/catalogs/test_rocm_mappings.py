@@ -249,11 +249,12 @@ def test_rccl_generates_nothing_for_what_nccl_s_catalog_matches() -> None:
             "cuda",
             "unsupported_gpu_arch",
         ),
-        # github.com/ROCm/rccl/issues/1454 (RCCL built from source, two MI100s)
+        # github.com/ROCm/rccl/issues/1454 (RCCL built from source, two MI100s): NCCL's own
+        # CUCHECK wording, which RCCL kept, is NCCL's signature
         (
             "UVOSLinux:19402:19419 [0] /usr/src/debug/rccl/build/hipify/src/transport/p2p.cc:237"
             " NCCL WARN Cuda failure 'invalid argument'",
-            "rccl_cat",
+            "nccl_cat",
             "nccl_internal_error",
         ),
         # github.com/ROCm/rccl-tests/issues/120 (RCCL of ROCm 6.4: the hipified name)
