@@ -8,6 +8,7 @@ piece of per-class knowledge the reasoning uses is read here, never kept in Pyth
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cache
@@ -237,6 +238,9 @@ class Reading:
     failure_class: str
     why: str
     check: str
+    when: re.Pattern[str] | None = None
+    """Only when the answer's own lines say this (a class that covers several messages, of
+    which only some leave this reading open)."""
 
 
 @cache
@@ -245,7 +249,12 @@ def _often_behind() -> dict[str, tuple[Reading, ...]]:
     table: dict[str, tuple[Reading, ...]] = {}
     for class_id, entries in (_raw().get("often_behind") or {}).items():
         readings = tuple(
-            Reading(entry["class"], " ".join(entry["why"].split()), entry["check"])
+            Reading(
+                entry["class"],
+                " ".join(entry["why"].split()),
+                entry["check"],
+                re.compile(entry["when"]) if "when" in entry else None,
+            )
             for entry in entries
         )
         unknown = {class_id, *(r.failure_class for r in readings)} - set(known)

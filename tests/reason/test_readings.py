@@ -39,6 +39,7 @@ def test_a_sigkill_with_no_sender_in_evidence_leaves_the_oom_killer_open(tmp_pat
     assert reading.caveat.startswith("Not in evidence.")
     assert any("dmesg" in step for step in reading.next_steps)
     assert reading.confidence <= (1 - top.confidence) * READING_SHARE + 0.001
+    assert reading.confidence <= top.confidence  # it follows the answer, never outweighs it
 
 
 def test_a_class_with_a_line_of_its_own_is_never_offered_again_as_a_reading(
@@ -61,3 +62,18 @@ def test_an_unhandled_system_error_leaves_the_network_and_shared_memory_open(
     assert classes[0] == "nccl_internal_error"
     assert {"network_config_error", "shm_exhausted"} <= set(classes[1:])
     assert sum(c.confidence for c in diagnosis.root_causes) <= 1.0 + 1e-6
+
+
+def test_an_unhandled_cuda_error_names_its_own_kind_of_cause_and_leaves_no_network_reading(
+    tmp_path: Path,
+) -> None:
+    # github.com/pytorch/pytorch/pull/177472 (CI on H100; its "Last error:" names NVLS).
+    line = (
+        "torch.distributed.DistBackendError: NCCL error in: /var/lib/jenkins/workspace/torch/csrc/"
+        "distributed/c10d/NCCLUtils.cpp:93, unhandled cuda error (run with NCCL_DEBUG=INFO for "
+        "details), NCCL version 2.29.3\n"
+    )
+    diagnosis = diagnose_paths([str(write_job(tmp_path, {"worker.log": line}))])
+    classes = [c.failure_class for c in diagnosis.root_causes]
+    assert classes[0] == "nccl_internal_error"
+    assert "network_config_error" not in classes and "shm_exhausted" not in classes
