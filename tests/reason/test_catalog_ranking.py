@@ -1,7 +1,7 @@
 """A root cause that rests only on a tentative catalog signature (generated from an emitter's
 source, unclear class) never outranks a hand-written signature's root cause, even when earlier.
 
-The NCCL line is rendered from NCCL's graph/xml.cc format (rules/nccl_cat); the rank-3 line is
+The NCCL line is rendered from NCCL's proxy.cc format (rules/nccl_cat); the rank-3 line is
 the real one from examples/torchrun-bad-sample.
 """
 
@@ -12,9 +12,8 @@ from dataclasses import replace
 from denpex.match.scan import Matcher
 from denpex.reason.hypotheses import form_hypotheses
 
-NCCL_XML = (
-    "gpu-017:20315:20402 [3] graph/xml.cc:1257 NCCL WARN Could not open XML graph file "
-    "/etc/nccl/graph.xml : No such file or directory"
+NCCL_PROXY = (
+    "gpu-017:20315:20402 [3] proxy.cc:1816 NCCL WARN [Proxy service] Too many connections (12 max)"
 )
 OOM_KILL = (
     "Nov 30 06:34:25 gpu-017 kernel: Out of memory: Killed process 20315 (python) "
@@ -31,13 +30,13 @@ def _timed(matcher: Matcher, line: str, time: float):
 def test_an_earlier_tentative_catalog_root_ranks_below_a_hand_written_root(
     matcher: Matcher,
 ) -> None:
-    catalog = _timed(matcher, NCCL_XML, 100.0)
+    catalog = _timed(matcher, NCCL_PROXY, 100.0)
     hand = _timed(matcher, OOM_KILL, 130.0)
     assert catalog.signature.tentative and not hand.signature.generated
     ranked = form_hypotheses([catalog, hand])
-    assert [h.failure_class for h in ranked] == ["host_oom", "launch_config_error"]
+    assert [h.failure_class for h in ranked] == ["host_oom", "fd_or_process_limit"]
 
 
 def test_a_tentative_catalog_root_alone_still_names_its_class(matcher: Matcher) -> None:
-    ranked = form_hypotheses([_timed(matcher, NCCL_XML, 100.0)])
-    assert [h.failure_class for h in ranked] == ["launch_config_error"]
+    ranked = form_hypotheses([_timed(matcher, NCCL_PROXY, 100.0)])
+    assert [h.failure_class for h in ranked] == ["fd_or_process_limit"]
