@@ -123,10 +123,13 @@ def render_message(
 
 def render_line(template: str, message: Message, text: str, file_prefix: str = "") -> str:
     """The rendered message in the emitter's real prefix (source.yaml `line_template`), with
-    {message}, {file}, {path} (the file without `file_prefix`), {basename}, {line}, {level}
-    and {function} filled."""
+    {message}, {file}, {path} (the file without `file_prefix`), {basename}, {module} (the
+    path as a Python module name, the logger `getLogger(__name__)` gives: distributed.nanny),
+    {line}, {level} and {function} filled."""
     path = message.file.removeprefix(file_prefix) if file_prefix else message.file
+    module = PurePosixPath(path).with_suffix("").as_posix().replace("/", ".")
     return template.format(
+        module=module.removesuffix(".__init__"),
         message=text,
         file=message.file,
         path=path,

@@ -56,7 +56,7 @@ class SourceSpec(BaseModel):
     line_template: str | dict[str, str] = Field(
         "{message}",
         description="the emitter's real line prefix around {message} (or one per level, '*' "
-        "for the rest); may use {file} {path} {basename} {line} {level} {function}",
+        "for the rest); may use {file} {path} {basename} {module} {line} {level} {function}",
     )
     file_prefix: str = Field("", description="removed from the file path to give {path}")
     anchors: dict[str, str] = Field(
