@@ -171,6 +171,84 @@ def concat_messages(src: str, calls: Iterable[str]) -> list[CppMessage]:
     return found
 
 
+def bare_stream_messages(src: str, heads: dict[str, str]) -> list[CppMessage]:
+    """Every `HEAD << piece << piece;` statement of a stream macro that takes no arguments
+    (Triton's `LOG_ERROR << "failed to ..." << name;`); `heads` maps each macro to its level."""
+    clean = _blank_comments(src)
+    names = "|".join(re.escape(name) for name in sorted(heads, key=len, reverse=True))
+    found: list[CppMessage] = []
+    for head in re.finditer(rf"(?<![\w:])({names})\s*<<", clean):
+        end = _statement_end(clean, head.end())
+        message = _message([_piece(p) for p in _split_top(clean[head.end() : end], "<<")])
+        if message is None:
+            continue
+        line = clean.count("\n", 0, head.start()) + 1
+        found.append(
+            CppMessage(
+                message[0],
+                message[1],
+                line,
+                heads[head.group(1)],
+                _enclosing_function(clean, head.start()),
+            )
+        )
+    return found
+
+
+_C_STR = re.compile(r"^(.*?)\s*\.\s*c_str\s*\(\s*\)$", re.S)
+
+
+def _unwrap(expr: str) -> str:
+    """The concatenation inside `(...)`, `std::string(...)` and `....c_str()` wrappers."""
+    while True:
+        expr = expr.strip()
+        found = _C_STR.match(expr)
+        if found is not None:
+            expr = found.group(1)
+            continue
+        head = re.match(r"(?:std::)?string\s*(?=\()|(?=\()", expr)
+        if head is not None and expr.endswith(")"):
+            parsed = _args(expr, head.end())
+            if parsed is not None and parsed[1] == len(expr) - 1 and len(parsed[0]) == 1:
+                expr = parsed[0][0]
+                continue
+        return expr
+
+
+def coded_messages(
+    src: str, calls: Iterable[str], code: str = r"(?:\w+::)*(\w+)"
+) -> list[CppMessage]:
+    """Every call `NAME(CODE, expr)` whose message argument is a literal or a `+` concatenation
+    holding one (`Status(Status::Code::INTERNAL, "failed to " + name)`,
+    `TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INTERNAL, ("..." + x).c_str())`); the level is
+    the first group of `code` matched on the first argument (by default its last `::` part)."""
+    clean = _blank_comments(src)
+    names = "|".join(re.escape(name) for name in sorted(calls, key=len, reverse=True))
+    found: list[CppMessage] = []
+    for call in re.finditer(rf"(?<![\w:])({names})\s*\(", clean):
+        parsed = _args(clean, call.end() - 1)
+        if parsed is None or len(parsed[0]) != 2:
+            continue
+        level = re.fullmatch(code, parsed[0][0].strip())
+        if level is None:
+            continue
+        expr = _unwrap(parsed[0][1])
+        message = _message([_piece(p) for p in _split_top(expr, "+")])
+        if message is None:
+            continue
+        line = clean.count("\n", 0, call.start()) + 1
+        found.append(
+            CppMessage(
+                message[0],
+                message[1],
+                line,
+                level.group(1),
+                _enclosing_function(clean, call.start()),
+            )
+        )
+    return found
+
+
 def sink_messages(src: str, sinks: Iterable[str], level: str) -> list[CppMessage]:
     """Every `SINK << piece << piece;` statement into a named stream (`std::stringstream
     message;` later logged whole), recorded at `level`: each statement is one printed line

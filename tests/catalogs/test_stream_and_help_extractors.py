@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from catalogs.cppstreams import concat_messages, sink_messages, stream_messages
+from catalogs.cppstreams import (
+    bare_stream_messages,
+    coded_messages,
+    concat_messages,
+    sink_messages,
+    stream_messages,
+)
 from catalogs.helpfiles import help_messages, topics
 
 STREAMS = """
@@ -141,3 +147,38 @@ def test_help_files_and_clean_output_banners_are_read_under_the_roots(tmp_path: 
     assert banner.text == "A daemon could not connect\n  Remote host:   %s"
     assert banner.style == "printf" and banner.line == 2
     assert by_level[("HELP", "usage")].file == "orte/tools/help-launcher.txt"
+
+
+# the shapes Triton's server and core use: a stream macro with no arguments, and an error built
+# from a code and a concatenation (written for these tests, not copied)
+TRITON = """
+Status Load() {
+  LOG_ERROR << "failed to load '" << name << "' version " << version << ": " << status.AsString();
+  LOG_INFO << "loading: " << name;
+  return Status(
+      Status::Code::INVALID_ARG,
+      "unable to find backend library '" + libname + "' for model '" + name + "'");
+}
+TRITONSERVER_Error* Open() {
+  return TRITONSERVER_ErrorNew(
+      TRITONSERVER_ERROR_INTERNAL,
+      std::string("Unable to open shared memory region: '" + shm_key + "'").c_str());
+  return TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INTERNAL, err.c_str());
+}
+"""
+
+
+def test_a_bare_stream_macro_is_read_at_the_level_it_names() -> None:
+    found = bare_stream_messages(TRITON, {"LOG_ERROR": "ERROR"})
+    assert [(m.text, m.level, m.function) for m in found] == [
+        ("failed to load '{}' version {}: {}", "ERROR", "Load")
+    ]
+
+
+def test_an_error_built_from_a_code_and_a_concatenation_keeps_the_code_as_its_level() -> None:
+    code = r"(?:(?:\w+::)*Code::|TRITONSERVER_ERROR_)([A-Z_]+)"
+    found = coded_messages(TRITON, ("Status", "TRITONSERVER_ErrorNew"), code)
+    assert [(m.text, m.level) for m in found] == [
+        ("unable to find backend library '{}' for model '{}'", "INVALID_ARG"),
+        ("Unable to open shared memory region: '{}'", "INTERNAL"),
+    ]
