@@ -1,5 +1,5 @@
-"""A run that stopped at the start: while its ranks formed the process group, or in its first
-training steps.
+"""A run that stopped at the start: while its ranks formed the process group, while an extension
+was built just in time, or in its first training steps.
 
 Consumes the matched lines whose signature announces a `stage` of a run's start, the scanned
 inputs and the world size the evidence states; produces at most one `SilentFinding`. No error
@@ -12,6 +12,9 @@ completes: the log simply ends after the announcement.
 - Ending after the training loop's start (Megatron's and GPT-NeoX's `training ...`), with no
   step reported: a suspected `collective_timeout` in the first steps (every rank's first
   collectives, and the communicators they create).
+- Ending on a just-in-time extension build or load (torch.utils.cpp_extension's "Loading
+  extension module", DeepSpeed's and ColossalAI's op builders), with no "Time to load" after:
+  a suspected `dependency_error`, the build directory's lock left by a build that died.
 
 Where the evidence shows the run went on (training progress, or any other matched line after
 the announcement, or more than a few lines of output), there is no finding. It is read from
@@ -51,6 +54,14 @@ _JOINING = _Reading(
     "arrive print nothing until a timeout, if one is set. An excerpt cut at this point looks "
     "the same; ranks missing from the announcements may simply be in other logs.",
 )
+_BUILDING = _Reading(
+    "dependency_error",
+    "The log stops while an extension is built or loaded just in time ({extension}; nothing after)",
+    "Read from where the log stops, not from an error: torch.utils.cpp_extension serialises "
+    "builds with a lock file in the build directory, and a build that was killed leaves it, so "
+    "every later process waits at 'Loading extension module' for ever. A first build that is "
+    "only slow (minutes), or an excerpt cut at this point, looks the same.",
+)
 _TRAINING = _Reading(
     "collective_timeout",
     "The log stops in the first training steps (the loop began; no step reported after)",
@@ -85,7 +96,7 @@ def stalled_in_setup(
     if not staged:
         return None
     last = max(staged, key=lambda m: (m.event.time or 0.0, m.event.line))
-    if last.signature.stage == "joined":
+    if last.signature.stage in ("joined", "built"):
         return None
     stage = last.signature.stage
     announcements = [m for m in staged if m.signature.stage == stage]
@@ -106,6 +117,10 @@ def stalled_in_setup(
             return None
         reading = _JOINING
         title = reading.title.format(count=_count(announcements, world_size))
+    elif stage == "building":
+        reading = _BUILDING
+        names = sorted({m.captures.get("extension", "") for m in announcements} - {""})
+        title = reading.title.format(extension=", ".join(names[:4]) or "an extension")
     else:
         reading = _TRAINING
         title = reading.title

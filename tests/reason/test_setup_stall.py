@@ -106,3 +106,38 @@ def test_a_log_that_stops_after_the_training_loop_began_is_a_suspected_first_ste
 def test_a_step_after_the_loop_began_means_it_did_not_stop_there(tmp_path: Path) -> None:
     diagnosis = _diagnose(tmp_path, NEOX_TRAINING + STEPS)
     assert diagnosis.status is Status.no_failure
+
+
+# Real lines: a run that sometimes hangs at this point (public issue MCG-NJU/SparseOcc#40; the
+# fix in the thread: rm -rf ~/.cache/torch_extensions).
+EXTENSION_LOADING = """\
+Using /home/gyh/.cache/torch_extensions/py38_cu118 as PyTorch extensions root...
+Detected CUDA files, patching ldflags
+Emitting ninja build file /home/gyh/.cache/torch_extensions/py38_cu118/dvr/build.ninja...
+Building extension module dvr...
+Allowing ninja to set a default number of workers... (overridable by setting the environment variable MAX_JOBS=N)
+ninja: no work to do.
+Loading extension module dvr...
+"""  # noqa: E501
+# Real lines: DeepSpeed's op builder loading its ops and going on (public issue
+# OptimalScale/LMFlow#219).
+EXTENSION_LOADED = """\
+Loading extension module cpu_adam...
+Time to load cpu_adam op: 2.640676498413086 seconds
+"""
+
+
+def test_a_log_that_ends_loading_a_jit_built_extension_is_a_suspected_stale_build_lock(
+    tmp_path: Path,
+) -> None:
+    diagnosis = _diagnose(tmp_path, EXTENSION_LOADING)
+    assert diagnosis.status is Status.unknown
+    top = diagnosis.root_causes[0]
+    assert top.failure_class == "dependency_error"
+    assert top.confidence < 0.6
+    assert "(dvr; nothing after)" in top.title
+    assert "lock file" in top.caveat
+
+
+def test_an_extension_that_loaded_is_no_finding(tmp_path: Path) -> None:
+    assert _diagnose(tmp_path, EXTENSION_LOADED).status is Status.no_failure
