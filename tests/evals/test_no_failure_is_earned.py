@@ -24,10 +24,15 @@ UNDETERMINED = {
     # ... Ray's warning that /dev/shm holds only 64 MB, before a crash the excerpt does not
     # show (blind round 13): advice Ray prints on healthy runs too ...
     "issue-vllm-project-vllm-1710",
-    # ... and Horovod's stall report pasted from its second sentence on ("This may indicate
+    # ... Horovod's stall report pasted from its second sentence on ("This may indicate
     # that different ranks are trying to submit different tensors ...", blind round 19), with
-    # the stalled ops' names: the sentence that says they stalled was left out of the post.
+    # the stalled ops' names: the sentence that says they stalled was left out of the post ...
     "issue-horovod-horovod-100",
+    # ... a Composer run's configuration and then the poster's own "<HANGED>" (blind round 20) ...
+    "issue-mosaicml-streaming-145",
+    # ... and nccl-tests' INFO lines on an RTX 5090 with NCCL 2.25, cut before the failure
+    # (blind round 20): NCCL's shared-memory notice is one it handles on healthy runs too.
+    "issue-nvidia-nccl-tests-287",
 }
 FAILING = [
     pytest.param(
