@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test test-slow lint install clean llm-real browser-deps
+.PHONY: demo test unit evals test-slow lint install clean llm-real browser-deps
 
 install: $(STAMP)
 
@@ -24,11 +24,19 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/denpex rules lint
 
+# The lint, the unit tests and the evaluations share nothing but the library cache (written
+# atomically), so `make test` runs them side by side, two at a time, each one's output kept
+# together; any failure fails the target.
+test: $(STAMP)
+	$(MAKE) --no-print-directory -j2 --output-sync=target lint unit evals
+
 # pytest exits 5 when it collects nothing; make treats any non-zero exit as failure.
+unit: $(STAMP)
+	$(BIN)/python -m pytest
+
 # The corpus and held-out evaluations fail under the thresholds set from measured figures
 # (evals/thresholds.json, evals/thresholds-heldout.json, evals/thresholds-silent.json).
-test: $(STAMP) lint
-	$(BIN)/python -m pytest
+evals: $(STAMP)
 	$(BIN)/denpex eval evals/corpus --unseen --check evals/thresholds.json
 	$(BIN)/denpex eval evals/heldout --check evals/thresholds-heldout.json
 	$(BIN)/denpex eval evals/silent/cases --check evals/thresholds-silent.json
