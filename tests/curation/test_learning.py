@@ -29,5 +29,6 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "18": 20,
         "19": 21,
         "20": 15,
+        "21": 15,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]
