@@ -115,6 +115,13 @@ def _message(pieces: list[tuple[str, bool]]) -> tuple[str, str] | None:
     return text, "brace"
 
 
+def _located(clean: str, at: int, message: tuple[str, str], level: str) -> CppMessage:
+    """The message found at offset `at` of the comment-blanked source, with its line, level and
+    enclosing function."""
+    line = clean.count("\n", 0, at) + 1
+    return CppMessage(message[0], message[1], line, level, _enclosing_function(clean, at))
+
+
 def stream_messages(src: str, heads: Iterable[str] = ("LOG",)) -> list[CppMessage]:
     """Every `HEAD(LEVEL[, ...]) << piece << piece;` statement, its level the head's first
     argument (`ERROR`, `WARNING`, `FATAL`)."""
@@ -137,13 +144,7 @@ def stream_messages(src: str, heads: Iterable[str] = ("LOG",)) -> list[CppMessag
         message = _message([_piece(p) for p in _split_top(clean[begin:end], "<<")])
         if message is None:
             continue
-        line = clean.count("\n", 0, head.start()) + 1
-        level = args[0].split("::")[-1].strip()
-        found.append(
-            CppMessage(
-                message[0], message[1], line, level, _enclosing_function(clean, head.start())
-            )
-        )
+        found.append(_located(clean, head.start(), message, args[0].split("::")[-1].strip()))
     return found
 
 
@@ -161,13 +162,7 @@ def concat_messages(src: str, calls: Iterable[str]) -> list[CppMessage]:
         message = _message([_piece(p) for p in _split_top(parsed[0][0], "+")])
         if message is None:
             continue
-        line = clean.count("\n", 0, call.start()) + 1
-        level = call.group(1).split("::")[-1]
-        found.append(
-            CppMessage(
-                message[0], message[1], line, level, _enclosing_function(clean, call.start())
-            )
-        )
+        found.append(_located(clean, call.start(), message, call.group(1).split("::")[-1]))
     return found
 
 
@@ -182,16 +177,7 @@ def bare_stream_messages(src: str, heads: dict[str, str]) -> list[CppMessage]:
         message = _message([_piece(p) for p in _split_top(clean[head.end() : end], "<<")])
         if message is None:
             continue
-        line = clean.count("\n", 0, head.start()) + 1
-        found.append(
-            CppMessage(
-                message[0],
-                message[1],
-                line,
-                heads[head.group(1)],
-                _enclosing_function(clean, head.start()),
-            )
-        )
+        found.append(_located(clean, head.start(), message, heads[head.group(1)]))
     return found
 
 
@@ -236,16 +222,7 @@ def coded_messages(
         message = _message([_piece(p) for p in _split_top(expr, "+")])
         if message is None:
             continue
-        line = clean.count("\n", 0, call.start()) + 1
-        found.append(
-            CppMessage(
-                message[0],
-                message[1],
-                line,
-                level.group(1),
-                _enclosing_function(clean, call.start()),
-            )
-        )
+        found.append(_located(clean, call.start(), message, level.group(1)))
     return found
 
 
@@ -264,12 +241,7 @@ def sink_messages(src: str, sinks: Iterable[str], level: str) -> list[CppMessage
         message = _message(pieces)
         if message is None:
             continue
-        line = clean.count("\n", 0, sink.start()) + 1
-        found.append(
-            CppMessage(
-                message[0], message[1], line, level, _enclosing_function(clean, sink.start())
-            )
-        )
+        found.append(_located(clean, sink.start(), message, level))
     return found
 
 

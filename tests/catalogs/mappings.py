@@ -1,4 +1,5 @@
-"""How a reviewed mapping decides one C or C++ emitter's message, for the mapping tests."""
+"""How a reviewed mapping decides one C or C++ emitter's message, and what the compiled library
+makes of a real line, for the mapping tests."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from pathlib import Path
 
 from catalogs.core.mapping import Decision, load_mapping
 from catalogs.core.message import Message
+from denpex.match.scan import Matcher
 
 CATALOGS = Path(__file__).resolve().parents[2] / "catalogs"
 
@@ -16,3 +18,10 @@ def decide(emitter: str, text: str, level: str, file: str) -> Decision:
     mapping = load_mapping(CATALOGS / emitter / "mapping.yaml")
     style = "printf" if "%" in text else "literal"
     return mapping.decide(Message(emitter, "x", text, style, file, 1, level, ""))
+
+
+def assert_emitter_class(matcher: Matcher, text: str, family: str, failure_class: str) -> None:
+    """A signature of `family` matches the real line `text`, and one of them says its class."""
+    hits = [m for m in matcher.scan_text(text) if m.signature.family == family]
+    assert hits, f"no {family} signature matched"
+    assert failure_class in {m.signature.failure_class for m in hits}

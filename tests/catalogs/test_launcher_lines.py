@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from denpex.match.scan import Matcher
+from tests.catalogs.mappings import assert_emitter_class
 
 
 def _top(matcher: Matcher, text: str):
@@ -103,9 +104,7 @@ def _top(matcher: Matcher, text: str):
 def test_a_real_line_gets_its_emitter_s_class(
     matcher: Matcher, text: str, family: str, failure_class: str
 ) -> None:
-    hits = [m for m in matcher.scan_text(text) if m.signature.family == family]
-    assert hits, f"no {family} signature matched"
-    assert failure_class in {m.signature.failure_class for m in hits}
+    assert_emitter_class(matcher, text, family, failure_class)
 
 
 def test_mpirun_s_first_failed_process_is_stated_as_the_rank_of_the_line(matcher: Matcher) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from denpex.match.scan import Matcher
-from tests.catalogs.mappings import decide
+from tests.catalogs.mappings import assert_emitter_class, decide
 
 
 @pytest.mark.parametrize(
@@ -259,9 +259,7 @@ def test_dask_distributed_messages(
 def test_a_real_line_gets_its_emitter_s_class(
     matcher: Matcher, text: str, family: str, failure_class: str
 ) -> None:
-    hits = [m for m in matcher.scan_text(text) if m.signature.family == family]
-    assert hits, f"no {family} signature matched"
-    assert failure_class in {m.signature.failure_class for m in hits}
+    assert_emitter_class(matcher, text, family, failure_class)
 
 
 def test_healthy_xgboost_and_dask_progress_lines_meet_no_catalog_signature(
