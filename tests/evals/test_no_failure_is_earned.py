@@ -30,9 +30,15 @@ UNDETERMINED = {
     "issue-horovod-horovod-100",
     # ... a Composer run's configuration and then the poster's own "<HANGED>" (blind round 20) ...
     "issue-mosaicml-streaming-145",
-    # ... and nccl-tests' INFO lines on an RTX 5090 with NCCL 2.25, cut before the failure
-    # (blind round 20): NCCL's shared-memory notice is one it handles on healthy runs too.
+    # ... nccl-tests' INFO lines on an RTX 5090 with NCCL 2.25, cut before the failure
+    # (blind round 20): NCCL's shared-memory notice is one it handles on healthy runs too ...
     "issue-nvidia-nccl-tests-287",
+    # ... TRL's vLLM server starting and answering its client (blind round 23): the post shows
+    # start-up only ...
+    "issue-huggingface-trl-3706",
+    # ... and SGLang's 32 ranks still loading weights when the post ends (blind round 23): the
+    # timeout the thread names is not in it.
+    "issue-sgl-project-sglang-3784",
 }
 FAILING = [
     pytest.param(
