@@ -18,7 +18,7 @@ skipped. Nothing here decides a class: the emitter's mapping.yaml does.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 
 from catalogs.core.message import Message
 from catalogs.cppsource import CppMessage, _args, _blank_comments, _enclosing_function
@@ -148,18 +148,25 @@ def stream_messages(src: str, heads: Iterable[str] = ("LOG",)) -> list[CppMessag
     return found
 
 
+def _calls(clean: str, calls: Iterable[str]) -> Iterator[tuple[re.Match[str], list[str]]]:
+    """Each call of one of `calls` in the comment-blanked source, with its arguments."""
+    names = "|".join(re.escape(name) for name in sorted(calls, key=len, reverse=True))
+    for call in re.finditer(rf"(?<![\w:])({names})\s*\(", clean):
+        parsed = _args(clean, call.end() - 1)
+        if parsed is not None:
+            yield call, parsed[0]
+
+
 def concat_messages(src: str, calls: Iterable[str]) -> list[CppMessage]:
     """Every call `NAME(expr)` whose single argument is a `+` concatenation holding a literal
     (`Status::Aborted("..." + name)`, `std::runtime_error("...")`); the level is NAME's last
     `::` part (`Aborted`, `runtime_error`)."""
     clean = _blank_comments(src)
-    names = "|".join(re.escape(name) for name in sorted(calls, key=len, reverse=True))
     found: list[CppMessage] = []
-    for call in re.finditer(rf"(?<![\w:])({names})\s*\(", clean):
-        parsed = _args(clean, call.end() - 1)
-        if parsed is None or len(parsed[0]) != 1:
+    for call, args in _calls(clean, calls):
+        if len(args) != 1:
             continue
-        message = _message([_piece(p) for p in _split_top(parsed[0][0], "+")])
+        message = _message([_piece(p) for p in _split_top(args[0], "+")])
         if message is None:
             continue
         found.append(_located(clean, call.start(), message, call.group(1).split("::")[-1]))
@@ -209,16 +216,14 @@ def coded_messages(
     `TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INTERNAL, ("..." + x).c_str())`); the level is
     the first group of `code` matched on the first argument (by default its last `::` part)."""
     clean = _blank_comments(src)
-    names = "|".join(re.escape(name) for name in sorted(calls, key=len, reverse=True))
     found: list[CppMessage] = []
-    for call in re.finditer(rf"(?<![\w:])({names})\s*\(", clean):
-        parsed = _args(clean, call.end() - 1)
-        if parsed is None or len(parsed[0]) != 2:
+    for call, args in _calls(clean, calls):
+        if len(args) != 2:
             continue
-        level = re.fullmatch(code, parsed[0][0].strip())
+        level = re.fullmatch(code, args[0].strip())
         if level is None:
             continue
-        expr = _unwrap(parsed[0][1])
+        expr = _unwrap(args[1])
         message = _message([_piece(p) for p in _split_top(expr, "+")])
         if message is None:
             continue
