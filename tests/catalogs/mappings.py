@@ -25,3 +25,10 @@ def assert_emitter_class(matcher: Matcher, text: str, family: str, failure_class
     hits = [m for m in matcher.scan_text(text) if m.signature.family == family]
     assert hits, f"no {family} signature matched"
     assert failure_class in {m.signature.failure_class for m in hits}
+
+
+def assert_mapped(emitter: str, text: str, level: str, file: str, failure_class: str) -> None:
+    """The emitter's mapping files the message as a failure of `failure_class`."""
+    decision = decide(emitter, text, level, file)
+    assert decision.disposition == "mapped"
+    assert decision.failure_class == failure_class

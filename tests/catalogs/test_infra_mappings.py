@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from catalogs.core.mapping import UNCLEAR_PRIOR, load_mapping
-from tests.catalogs.mappings import decide
+from tests.catalogs.mappings import assert_mapped, decide
 
 CATALOGS = Path(__file__).resolve().parents[2] / "catalogs"
 
@@ -123,9 +123,7 @@ CATALOGS = Path(__file__).resolve().parents[2] / "catalogs"
 def test_a_message_that_states_its_mechanism_gets_its_class(
     emitter: str, text: str, level: str, file: str, failure_class: str
 ) -> None:
-    decision = decide(emitter, text, level, file)
-    assert decision.disposition == "mapped"
-    assert decision.failure_class == failure_class
+    assert_mapped(emitter, text, level, file, failure_class)
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ import pytest
 from catalogs.core.mapping import UNCLEAR_PRIOR, load_mapping
 from catalogs.core.source import emitter_dir, load_extractor, load_source
 from denpex.match.scan import Matcher
-from tests.catalogs.mappings import decide
+from tests.catalogs.mappings import assert_mapped, decide
 
 CATALOGS = Path(__file__).resolve().parents[2] / "catalogs"
 RCCL_WARN = "gpu-017:20315:20402 [3] /usr/src/debug/rccl/build/hipify/src/{} NCCL WARN {}"
@@ -135,9 +135,7 @@ RCCL_WARN = "gpu-017:20315:20402 [3] /usr/src/debug/rccl/build/hipify/src/{} NCC
 def test_a_message_that_states_its_mechanism_gets_its_class(
     emitter: str, text: str, level: str, file: str, failure_class: str
 ) -> None:
-    decision = decide(emitter, text, level, file)
-    assert decision.disposition == "mapped"
-    assert decision.failure_class == failure_class
+    assert_mapped(emitter, text, level, file, failure_class)
 
 
 @pytest.mark.parametrize(
