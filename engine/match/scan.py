@@ -242,8 +242,8 @@ class Matcher:
         self, library: Library, backend: str = "auto", cache_dir: Path | None = None
     ) -> None:
         self.library = library
-        abnormal = [r for r in library.patterns if r.signature.role is not Role.context]
-        context = [r for r in library.patterns if r.signature.role is Role.context]
+        abnormal = [r for r in library.patterns if r.role is not Role.context]
+        context = [r for r in library.patterns if r.role is Role.context]
         self._abnormal = _PatternGroup(abnormal, backend, thin=False, cache_dir=cache_dir)
         self._context = _PatternGroup(context, backend, thin=True, cache_dir=cache_dir)
         self._progress = ProgressScanner(backend, cache_dir)

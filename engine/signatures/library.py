@@ -15,11 +15,13 @@ import hashlib
 import io
 import os
 import pickle
-from collections.abc import Iterable
+import weakref
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from importlib import resources
 from pathlib import Path
+from typing import overload
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -28,23 +30,50 @@ from denpex.bulk import paused_gc
 from denpex.errors import RulesError
 from denpex.signatures.backends import PatternSpec
 from denpex.signatures.keywords import required_literals
-from denpex.signatures.signature import Maturity, Pattern, Signature
+from denpex.signatures.signature import Maturity, Pattern, Role, Signature
 
 
-@dataclass(frozen=True, slots=True)
 class PatternRef:
-    """Where a flattened pattern came from: its signature and its index in that signature."""
+    """Where a flattened pattern came from: its signature and its index in that signature.
 
-    signature: Signature
-    pattern: Pattern
-    spec: PatternSpec
+    The scanners need only `spec` and `role`; the signature is looked up in the library's
+    sequence when a match asks for it, so a library read from its cache unpickles the few
+    signatures a log meets, not all of them."""
+
+    __slots__ = ("_pattern_index", "_signature_index", "_signatures", "role", "spec")
+
+    def __init__(
+        self,
+        signatures: Sequence[Signature],
+        signature_index: int,
+        pattern_index: int,
+        spec: PatternSpec,
+        role: Role,
+    ) -> None:
+        self._signatures = signatures
+        self._signature_index = signature_index
+        self._pattern_index = pattern_index
+        self.spec = spec
+        self.role = role
+
+    @property
+    def signature(self) -> Signature:
+        return self._signatures[self._signature_index]
+
+    @property
+    def pattern(self) -> Pattern:
+        return self.signature.patterns[self._pattern_index]
+
+    def __repr__(self) -> str:
+        return f"PatternRef({self.signature.id!r}, {self._pattern_index})"
 
 
 @dataclass(frozen=True)
 class Library:
     version: str
     digest: str
-    signatures: tuple[Signature, ...]
+    signatures: Sequence[Signature] = field(repr=False)
+    """A tuple, or a `SignatureStore` when the library was read from its cache."""
     patterns: tuple[PatternRef, ...] = field(repr=False)
     overlay: str | None = None
     """The overlay's version and digest (`3+0a1b2c3d4e5f`) when an overlay is loaded."""
@@ -201,8 +230,11 @@ def _parse_all(rules_dir: Path, files: list[Path]) -> list[Signature]:
     return signatures
 
 
-_CACHE_FORMAT = 3
+_CACHE_FORMAT = 4
 """Raised when what the cache holds changes shape; an older cache file is then not read."""
+
+_MAGIC = b"denpexL4"
+"""The first bytes of a cache file: the format, then the index's length (8 bytes, big end)."""
 
 
 def _cache_file(cache_dir: Path, digest: str) -> Path:
@@ -222,27 +254,143 @@ def _schema_key() -> str:
     return hasher.hexdigest()[:16]
 
 
-def _cached(cache_dir: Path | None, digest: str) -> _Parsed | None:
+class SignatureStore(Sequence[Signature]):
+    """A cached library's signatures, each unpickled when first asked for.
+
+    A diagnosis meets a few dozen of the library's 30,000 signatures; unpickling all of them
+    was most of a small diagnosis's start-up. Each signature is its own pickle at a recorded
+    offset of the cache file, read with `pread` from the file this store opened: a cache
+    written again meanwhile replaces the file, so the open one still holds what was indexed.
+    Iterating, or comparing with another sequence, reads them all."""
+
+    def __init__(
+        self, cache: io.FileIO, base: int, offsets: Sequence[int], kept: list[int]
+    ) -> None:
+        self._cache = cache
+        weakref.finalize(self, cache.close)  # the file lives as long as the store
+        self._base = base
+        self._offsets = offsets
+        self._kept = kept
+        """Which of the cache's signatures this library holds (the active ones), in order."""
+        self._loaded: list[Signature | None] = [None] * len(kept)
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    @overload
+    def __getitem__(self, index: int) -> Signature: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Signature, ...]: ...
+    def __getitem__(self, index: int | slice) -> Signature | tuple[Signature, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        loaded = self._loaded[index]
+        if loaded is None:  # two threads may both unpickle it; either result is the same
+            loaded = self._loaded[index] = self._read(self._kept[index])
+        return loaded
+
+    def _read(self, position: int) -> Signature:
+        start, end = self._offsets[position], self._offsets[position + 1]
+        try:
+            piece = os.pread(self._cache.fileno(), end - start, self._base + start)
+            if len(piece) != end - start:
+                raise EOFError("short read")
+            signature = _SignatureUnpickler(io.BytesIO(piece)).load()
+        except (OSError, *_DAMAGED) as error:
+            raise RulesError(
+                f"the library cache {self._cache.name} changed while in use ({error}); "
+                "delete it and run again"
+            ) from None
+        if not isinstance(signature, Signature):
+            raise RulesError(f"the library cache {self._cache.name} holds a {type(signature)}")
+        return signature
+
+    def __iter__(self) -> Iterator[Signature]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  # equal to a tuple of the same signatures
+
+    def __reduce__(self) -> tuple[type[tuple[Signature, ...]], tuple[tuple[Signature, ...]]]:
+        return (tuple, (tuple(self),))  # an open file does not travel: its contents do
+
+
+@dataclass(frozen=True)
+class _Index:
+    """The plain-data head of a cache file: what the scanners need of every pattern and what
+    `load_library` needs of every signature, without unpickling a single model."""
+
+    status: list[str]
+    """Each signature's maturity."""
+    offsets: list[int]
+    """Where each signature's pickle starts after the index, and where the last ends."""
+    pattern_signature: list[int]
+    pattern_index: list[int]
+    regex: list[str]
+    caseless: list[bool]
+    keywords: list[tuple[str, ...]]
+    role: list[str]
+
+
+def _cached(cache_dir: Path | None, digest: str) -> tuple[io.FileIO, int, _Index] | None:
+    """The open cache file of `digest`, where its signatures start, and its index."""
     if cache_dir is None:
         return None
     try:
-        data = _cache_file(cache_dir, digest).read_bytes()
-        parsed = _SignatureUnpickler(io.BufferedReader(io.BytesIO(data))).load()
-    except (OSError, *_DAMAGED):
-        return None  # a missing or damaged cache is rebuilt, never trusted
-    if not (isinstance(parsed, _Parsed) and parsed.format == _CACHE_FORMAT):
+        cache = io.FileIO(_cache_file(cache_dir, digest), "r")
+    except OSError:
         return None
-    return parsed
+    try:
+        head = cache.read(len(_MAGIC) + 8)
+        if head[: len(_MAGIC)] != _MAGIC or len(head) != len(_MAGIC) + 8:
+            raise EOFError("not a library cache")
+        length = int.from_bytes(head[len(_MAGIC) :], "big")
+        data = cache.read(length)
+        if len(data) != length:
+            raise EOFError("short index")
+        index = _Index(*_PlainUnpickler(io.BytesIO(data)).load())
+        base = len(head) + length
+        if base + index.offsets[-1] != os.fstat(cache.fileno()).st_size:
+            raise EOFError("cut short or grown: not the file that was written")
+    except (OSError, *_DAMAGED):
+        cache.close()
+        return None  # a missing or damaged cache is rebuilt, never trusted
+    return cache, base, index
 
 
-def _store(cache_dir: Path | None, digest: str, parsed: _Parsed) -> None:
+def _store(cache_dir: Path | None, digest: str, signatures: list[Signature]) -> None:
     if cache_dir is None:
         return
+    pieces = [pickle.dumps(s, protocol=5) for s in signatures]
+    derived = _derived_keywords(signatures)
+    refs = [(i, j, p) for i, s in enumerate(signatures) for j, p in enumerate(s.patterns)]
+    columns = [
+        [s.status.value for s in signatures],
+        [],
+        [i for i, _, _ in refs],
+        [j for _, j, _ in refs],
+        [p.regex for _, _, p in refs],
+        [p.caseless for _, _, p in refs],
+        [tuple(p.keywords) or derived[p.regex] for _, _, p in refs],
+        [signatures[i].role.value for i, _, _ in refs],
+    ]
+    offsets = [0]
+    for piece in pieces:
+        offsets.append(offsets[-1] + len(piece))
+    columns[1] = offsets
+    index = pickle.dumps(columns, protocol=5)
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
         target = _cache_file(cache_dir, digest)
         temporary = target.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_bytes(pickle.dumps(parsed, protocol=5))
+        with temporary.open("wb") as out:
+            out.write(_MAGIC + len(index).to_bytes(8, "big") + index)
+            for piece in pieces:
+                out.write(piece)
         temporary.replace(target)
     except OSError:
         pass  # caching is an optimisation; a read-only home must not stop a diagnosis
@@ -271,19 +419,9 @@ def _index(cache_dir: Path | None, key: str, digest: str) -> None:
         pass
 
 
-@dataclass(frozen=True)
-class _Parsed:
-    """What the cache keeps of a parsed library: validated signatures and each pattern's derived
-    keywords (deriving them parses every regex again: a second per 10,000 signatures)."""
-
-    format: int
-    signatures: list[Signature]
-    derived: dict[str, tuple[str, ...]]
-
-
 class _SignatureUnpickler(pickle.Unpickler):
     """Loads signatures only: the models and enumerations of `denpex.signatures.signature` and the
-    taxonomy, and `_Parsed`; any other name is refused. The cache is this program's own file,
+    taxonomy; any other name is refused. The cache is this program's own file,
     but sitting in a cache folder does not make a file trusted to run code."""
 
     def find_class(self, module: str, name: str) -> type:
@@ -293,12 +431,19 @@ class _SignatureUnpickler(pickle.Unpickler):
         return found
 
 
+class _PlainUnpickler(pickle.Unpickler):
+    """Loads a cache file's index: lists, tuples, strings, numbers; no class of any kind."""
+
+    def find_class(self, module: str, name: str) -> type:
+        raise pickle.UnpicklingError(f"the library cache's index names {module}.{name}")
+
+
 @functools.cache
 def _cacheable_classes() -> dict[tuple[str, str], type]:
     from denpex import taxonomy
     from denpex.signatures import signature
 
-    found: dict[tuple[str, str], type] = {(__name__, _Parsed.__name__): _Parsed}
+    found: dict[tuple[str, str], type] = {}
     for module in (signature, taxonomy):
         for name, value in vars(module).items():
             if (
@@ -370,23 +515,60 @@ def _load_one(
     listing = _listing(rules_dir, include_catalogs)
     key = _stat_key(rules_dir, version, listing) if cache_dir is not None else ""
     digest = _indexed_digest(cache_dir, key)
-    parsed = _cached(cache_dir, digest) if digest is not None else None
-    if parsed is None:
+    cached = _cached(cache_dir, digest) if digest is not None else None
+    if cached is None:
         files = [rules_dir / family / name for family, name in listing]
         digest = _digest(rules_dir, version, files)
-        parsed = _cached(cache_dir, digest)
-        if parsed is None:
+        cached = _cached(cache_dir, digest)
+        if cached is None:
             signatures = _parse_all(rules_dir, files)
-            parsed = _Parsed(_CACHE_FORMAT, signatures, _derived_keywords(signatures))
-            _store(cache_dir, digest, parsed)
+            _store(cache_dir, digest, signatures)
+            cached = _cached(cache_dir, digest)
+            if cached is None:  # no cache folder, or one that cannot be written
+                return _assemble(version, _active(signatures, include_experimental), digest)
         _index(cache_dir, key, digest)
-    active = [
-        s
-        for s in parsed.signatures
-        if s.status is not Maturity.deprecated
-        and (include_experimental or s.status is not Maturity.experimental)
-    ]
-    return _assemble(version, active, digest, derived=parsed.derived)
+    return _from_cache(version, digest, *cached, include_experimental)
+
+
+def _active(signatures: list[Signature], include_experimental: bool) -> list[Signature]:
+    left_out = _left_out(include_experimental)
+    return [s for s in signatures if s.status.value not in left_out]
+
+
+def _left_out(include_experimental: bool) -> frozenset[str]:
+    """The maturities a diagnosis leaves out."""
+    if include_experimental:
+        return frozenset({Maturity.deprecated.value})
+    return frozenset({Maturity.deprecated.value, Maturity.experimental.value})
+
+
+def _from_cache(
+    version: str,
+    digest: str,
+    cache: io.FileIO,
+    base: int,
+    index: _Index,
+    include_experimental: bool,
+) -> Library:
+    """The library a cache file holds: the patterns from its index, the signatures read on
+    demand."""
+    left_out = _left_out(include_experimental)
+    kept = [i for i, status in enumerate(index.status) if status not in left_out]
+    store = SignatureStore(cache, base, index.offsets, kept)
+    position = {signature: i for i, signature in enumerate(kept)}
+    roles = {role.value: role for role in Role}
+    refs = tuple(
+        PatternRef(
+            store,
+            position[owner],
+            index.pattern_index[i],
+            PatternSpec(index.regex[i], index.caseless[i], index.keywords[i]),
+            roles[index.role[i]],
+        )
+        for i, owner in enumerate(index.pattern_signature)
+        if owner in position
+    )
+    return Library(version=version, digest=digest, signatures=store, patterns=refs)
 
 
 def _derived_keywords(signatures: list[Signature]) -> dict[str, tuple[str, ...]]:
@@ -413,29 +595,28 @@ def _assemble(
     signatures: list[Signature],
     digest: str,
     overlay: str | None = None,
-    *,
-    derived: dict[str, tuple[str, ...]] | None = None,
 ) -> Library:
-    """The library of `signatures`; `derived`: required literals already worked out, by regex."""
-    derived = derived or {}
+    """The library of `signatures`, parsed or built in this process."""
+    kept = tuple(signatures)
     refs = tuple(
         PatternRef(
-            signature=s,
-            pattern=p,
-            spec=PatternSpec(
+            kept,
+            i,
+            j,
+            PatternSpec(
                 regex=p.regex,
                 caseless=p.caseless,
-                keywords=tuple(p.keywords)
-                or (derived[p.regex] if p.regex in derived else tuple(required_literals(p.regex))),
+                keywords=tuple(p.keywords) or tuple(required_literals(p.regex)),
             ),
+            s.role,
         )
-        for s in signatures
-        for p in s.patterns
+        for i, s in enumerate(kept)
+        for j, p in enumerate(s.patterns)
     )
     return Library(
         version=version,
         digest=digest,
-        signatures=tuple(signatures),
+        signatures=kept,
         patterns=refs,
         overlay=overlay,
     )

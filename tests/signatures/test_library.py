@@ -121,12 +121,24 @@ def _one_family(root: Path) -> Path:
 
 def test_a_damaged_cache_is_rebuilt_not_trusted(tmp_path: Path) -> None:
     rules = _one_family(tmp_path)
-    expected = load_library(rules, cache_dir=tmp_path)
+    expected = tuple(load_library(rules, cache_dir=tmp_path).signatures)
     damaged = list(tmp_path.glob("library-*"))
     assert len(damaged) == 2  # the parsed library and the index of its files' sizes and times
     for cached in damaged:
         cached.write_bytes(cached.read_bytes()[: len(cached.read_bytes()) // 2])
-    assert load_library(rules, cache_dir=tmp_path).signatures == expected.signatures
+    assert load_library(rules, cache_dir=tmp_path).signatures == expected
+
+
+def test_a_cache_cut_while_its_library_is_in_use_is_a_clear_error(tmp_path: Path) -> None:
+    # A cached library reads each signature from its file when first asked for; denpex only
+    # ever replaces that file whole, but another program may cut it in place.
+    rules = _one_family(tmp_path)
+    load_library(rules, cache_dir=tmp_path)
+    in_use = load_library(rules, cache_dir=tmp_path)
+    (cached,) = tmp_path.glob("library-*.pickle")
+    cached.write_bytes(cached.read_bytes()[:100])
+    with pytest.raises(RulesError, match="changed while in use"):
+        tuple(in_use.signatures)
 
 
 class _RunsShell:
@@ -139,11 +151,11 @@ class _RunsShell:
 
 def test_a_cache_file_that_would_run_code_is_not_loaded(tmp_path: Path) -> None:
     rules = _one_family(tmp_path)
-    expected = load_library(rules, cache_dir=tmp_path)
+    expected = tuple(load_library(rules, cache_dir=tmp_path).signatures)
     marker = tmp_path / "pwned"
     (cached,) = tmp_path.glob("library-*.pickle")
     cached.write_bytes(pickle.dumps(_RunsShell(f"touch {marker}")))
-    assert load_library(rules, cache_dir=tmp_path).signatures == expected.signatures
+    assert load_library(rules, cache_dir=tmp_path).signatures == expected
     assert not marker.exists()
 
 
