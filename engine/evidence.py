@@ -26,6 +26,7 @@ from denpex.hang.hosts import Location
 from denpex.hang.inputs import dump_files
 from denpex.hang.models import HangReport, Scheduler
 from denpex.hang.triage import DumpFile, HangOptions, triage_dumps
+from denpex.ingest.kinds import UNREAD_KINDS
 from denpex.ingest.sources import Collector, InputLimits, iter_inputs
 from denpex.match.scan import AbnormalLines, Matcher, ScannedInput
 from denpex.timeline.identity import world_size_from_ranks
@@ -133,7 +134,8 @@ def scan_inputs(
         fallback_year = fallback_year or year_of(scanned)
         if progress is not None:
             progress(item.name, scanned.bytes)
-    if not result.inputs:
+    if not any(scanned.kind not in UNREAD_KINDS for scanned in result.inputs):
+        # No input held text or a dump: an answer of "no failure" would pass for having read it.
         reasons = "; ".join(collector.warnings) or "the paths hold no files"
         raise InputError(f"nothing to diagnose: {reasons}")
     return result

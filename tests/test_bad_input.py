@@ -54,6 +54,20 @@ def test_binary_garbage_beside_real_logs_is_skipped_with_a_warning(tmp_path: Pat
     assert any("core.12345" in w and "binary" in w for w in diagnosis.warnings)
 
 
+def test_inputs_that_are_all_binary_garbage_are_nothing_to_diagnose(tmp_path: Path) -> None:
+    # "No failure" would claim a log was read; nothing was.
+    (tmp_path / "core.12345").write_bytes(bytes(range(256)) * 1000)
+    with pytest.raises(InputError, match=r"nothing to diagnose: .*core\.12345.*binary"):
+        diagnose_paths([str(tmp_path)])
+
+
+@pytest.mark.parametrize("cut", [3, 10, 30], ids=["in-the-header", "after-it", "in-the-data"])
+def test_a_gzip_cut_short_alone_is_nothing_to_diagnose(tmp_path: Path, cut: int) -> None:
+    (tmp_path / "rank0.log.gz").write_bytes(gzip.compress(RANK3)[:cut])
+    with pytest.raises(InputError, match=r"nothing to diagnose: .*rank0\.log\.gz"):
+        diagnose_paths([str(tmp_path)])
+
+
 def test_a_corrupt_gzip_is_reported_and_the_other_inputs_still_count(tmp_path: Path) -> None:
     (tmp_path / "rank3.log").write_bytes(RANK3)
     whole = gzip.compress(RANK3 * 50)

@@ -57,14 +57,15 @@ def test_a_missing_path_exits_2_with_one_line_and_no_traceback() -> None:
     assert b"Traceback" not in result.stderr
 
 
-def test_binary_garbage_alone_exits_0_with_a_warning_not_a_crash(tmp_path: Path) -> None:
+def test_binary_garbage_alone_exits_2_with_one_line(tmp_path: Path) -> None:
+    # Nothing in it was read: "no failure" would claim a log was.
     garbage = tmp_path / "core.bin"
     garbage.write_bytes(bytes(range(256)) * 4096)
     result = denpex("diagnose", str(garbage), "-f", "json")
-    assert result.returncode == 0, result.stderr
-    document = json.loads(result.stdout)
-    assert document["status"] == "no_failure"
-    assert any("binary" in w for w in document["warnings"])
+    assert result.returncode == 2
+    assert result.stdout == b""
+    (line,) = result.stderr.decode().splitlines()
+    assert "nothing to diagnose" in line and "binary" in line
 
 
 def test_an_empty_directory_exits_2(tmp_path: Path) -> None:

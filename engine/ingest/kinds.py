@@ -14,6 +14,9 @@ from denpex.events import Attribution
 
 FR_DUMP = "fr_dump"
 BINARY = "binary"
+UNREADABLE = "unreadable"
+UNREAD_KINDS = frozenset({BINARY, UNREADABLE})
+"""Inputs skipped without a line read: binary data of no known format, or unreadable."""
 
 _KERNEL_NAMES = re.compile(r"(?:^|[/_.-])(?:dmesg|kern|kernel|syslog|messages|journal)", re.I)
 _SLURM_NAMES = re.compile(r"(?:^|/)slurm-\d+(?:_\d+)?\.(?:out|err)$|(?:^|/)sacct", re.I)

@@ -317,7 +317,10 @@ def _from_tar_or_gzip(
     with opener() as raw:
         try:
             archive = tarfile.open(fileobj=raw, mode="r|*")  # noqa: SIM115 - closed below
-        except tarfile.ReadError:
+        except (tarfile.TarError, EOFError, TypeError):
+            # Not a tar archive: a lone gzip member, or a gzip header cut short (CPython's
+            # stream reader raises TypeError on one cut inside its fixed fields). The gzip
+            # reader then says what is wrong with it.
             archive = None
         if archive is None:
             yield from _gzip_log(opener, shown, relative, collector)

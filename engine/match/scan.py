@@ -26,7 +26,7 @@ from typing import BinaryIO
 
 from denpex.events import Attribution, Event, Match
 from denpex.ingest.attribution import attribution_from_path, looks_srun_labelled, split_prefixes
-from denpex.ingest.kinds import BINARY, FR_DUMP, kind_of
+from denpex.ingest.kinds import BINARY, FR_DUMP, UNREADABLE, kind_of
 from denpex.ingest.lines import (
     SourceContext,
     completed_event,
@@ -626,7 +626,7 @@ def _about(event: Event, captures: dict[str, str]) -> Event:
     return replace(event, who=stated.merged_over(event.who))
 
 
-def _unreadable(item: Input, warning: str, kind: str = "unreadable") -> ScannedInput:
+def _unreadable(item: Input, warning: str, kind: str = UNREADABLE) -> ScannedInput:
     return ScannedInput(item.name, item.relative, kind, item.size or 0, 0, [], {}, None, [warning])
 
 
