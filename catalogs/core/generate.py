@@ -427,7 +427,9 @@ def build_signatures(
             for m in members
             if m.reworded and m is not first and m.rendered != first.rendered
         ]
-        source_link = _link(spec.repo, refs.get(release, ""), file, number)
+        source_link = _link(
+            spec.repo, refs.get(release, ""), file, None if spec.excerpts else number
+        )
         where = f"{file} ({first.function})" if first.function else file
         signatures.append(
             {
@@ -471,9 +473,10 @@ def _fallback(spec: SourceSpec, entry: Entry, lines: Sequence[str]) -> str:
     return render_line(spec.template_for(message.level), message, "", spec.file_prefix).rstrip()
 
 
-def _link(repo: str, ref: str, file: str, line: int) -> str | None:
+def _link(repo: str, ref: str, file: str, line: int | None) -> str | None:
     if repo.startswith("https://github.com/") and ref:
-        return f"{repo.rstrip('/')}/blob/{ref}/{file}#L{line}"
+        anchor = f"#L{line}" if line is not None else ""
+        return f"{repo.rstrip('/')}/blob/{ref}/{file}{anchor}"
     return None
 
 

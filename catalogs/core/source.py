@@ -86,6 +86,12 @@ class SourceSpec(BaseModel):
     )
     captures_after: dict[str, str] = Field(default_factory=dict)
     render: list[RenderValue] = Field(default_factory=list)
+    excerpts: bool = Field(
+        False,
+        description="the checkout's files are excerpts of the upstream files (the statements "
+        "that print failures, copied when the repository is too large to fetch): their line "
+        "numbers are not upstream's, so a signature's reference names the file, not a line",
+    )
 
     @model_validator(mode="after")
     def _anchor_patterns_match_their_anchor(self) -> SourceSpec:
