@@ -92,7 +92,10 @@ def gate(
     unexplained = list(abnormal(timeline)) if abnormal is not None and not root_causes else []
     if unexplained:
         status, summary = Status.unknown, unexplained_summary(unexplained)
-        root_causes = [unexplained_cause(unexplained)]
+        ranks_in_evidence = set(input_ranks) | {
+            m.event.rank for m in (*timeline.matches, *unexplained) if m.event.rank is not None
+        }
+        root_causes = [unexplained_cause(unexplained, ranks_in_evidence)]
     elif not root_causes:
         status, summary = Status.no_failure, no_cause_summary(timeline.matches)
     elif root_causes[0].confidence >= threshold:

@@ -10,7 +10,7 @@ first abnormal line precedes every other rank's by more than `LEAD_S` on real ti
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
 from denpex.events import Attribution, Match
 from denpex.ingest.timestamps import to_datetime
@@ -69,11 +69,24 @@ def _who(ranked: Sequence[Match], rank: int) -> Attribution:
     )
 
 
-def unexplained_cause(lines: Sequence[Match]) -> RootCause:
+def unexplained_cause(lines: Sequence[Match], ranks_in_evidence: Set[int]) -> RootCause:
     """The `unknown` cause of a failure no signature names, with its abnormal lines as
-    evidence and the origin they determine."""
+    evidence and the origin they determine.
+
+    `ranks_in_evidence`: every rank with output among the inputs or a line in the timeline.
+    When the origin's rank is the only one, nothing says the others did not fail alike (an
+    error of unknown kind may be one every rank meets): the rank stays a candidate."""
     fc = failure_class("unknown")
     origin = origin_of(lines)
+    candidates: list[int] = []
+    candidate_reason = ""
+    if origin is not None and origin.rank is not None and set(ranks_in_evidence) <= {origin.rank}:
+        candidates = [origin.rank]
+        candidate_reason = (
+            f"only rank {origin.rank}'s output is in evidence: whether the other ranks met "
+            "the same error, or were left waiting on this one, is not shown"
+        )
+        origin = Attribution(host=origin.host)
     timed = [m.event.time for m in lines if m.event.time is not None]
     evidence = [evidence_of(m, with_context=i == 0) for i, m in enumerate(lines[:EVIDENCE_LINES])]
     return RootCause(
@@ -93,6 +106,8 @@ def unexplained_cause(lines: Sequence[Match]) -> RootCause:
             "Read the first of them and what precedes it."
         ),
         evidence=evidence,
+        candidate_ranks=candidates,
+        candidate_reason=candidate_reason,
         next_steps=[
             "Read the first abnormal line and the traceback or messages just before it.",
             "When the cause is known, confirm it (denpex curate confirm) so the next run knows.",

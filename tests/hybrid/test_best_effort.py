@@ -105,15 +105,20 @@ def test_without_any_similar_incident_the_answer_stays_unknown_and_is_queued(
     assert path.store.get(diagnosis.curation_id).curation_state == CurationState.queued
 
 
-def test_a_failure_with_only_unmatched_lines_is_queued_as_unknown(tmp_path: Path, embedder) -> None:
+def _blind_to_exc_keyerror() -> Matcher:
+    """A matcher that explains none of exc-keyerror's lines."""
     library = cached_library()
     # The families that read this case's lines, and the catalogs, which have none of them but
     # would make this matcher a second compile of the whole library.
     catalogs = {s.family for s in library.signatures if s.family.endswith(CATALOG_SUFFIX)}
-    nothing = Matcher(
+    return Matcher(
         library.without_families(["python", "gloo", "torchelastic", "c10d", *catalogs]),
         cache_dir=cache_dir(),
     )
+
+
+def test_a_failure_with_only_unmatched_lines_is_queued_as_unknown(tmp_path: Path, embedder) -> None:
+    nothing = _blind_to_exc_keyerror()
     url = store_url(str(tmp_path / "empty.db"))
     path = HybridPath(HybridSettings(store_url=url), embedder=embedder)
     diagnosis = diagnose(case_inputs("exc-keyerror"), matcher=nothing, hybrid=path)
@@ -124,6 +129,22 @@ def test_a_failure_with_only_unmatched_lines_is_queued_as_unknown(tmp_path: Path
     assert any("KeyError: 'label'" in line.text for line in unexplained.evidence)
     assert unexplained.originating_rank == 1  # only rank 1 printed an exception
     assert diagnosis.curation_id is not None
+
+
+def test_an_unmatched_error_of_the_only_rank_at_hand_leaves_it_a_candidate(
+    tmp_path: Path,
+) -> None:
+    # A post that quotes one rank's traceback: whether the other ranks met the same error is
+    # not shown, so the rank that printed it is not named as where it began.
+    (launcher,) = case_inputs("exc-keyerror")
+    quoted = [line for line in Path(launcher).read_text().splitlines() if "[rank1]:" in line]
+    (tmp_path / "post.log").write_text("\n".join(quoted) + "\n")
+    diagnosis = diagnose([str(tmp_path / "post.log")], matcher=_blind_to_exc_keyerror())
+    (unexplained,) = diagnosis.root_causes
+    assert unexplained.failure_class == "unknown"
+    assert unexplained.originating_rank is None
+    assert unexplained.candidate_ranks == [1]
+    assert "only rank 1's output is in evidence" in unexplained.candidate_reason
 
 
 def test_a_clean_run_stays_no_failure_and_is_not_queued(tmp_path: Path, embedder) -> None:
