@@ -306,6 +306,12 @@ class SignatureStore(Sequence[Signature]):
         return signature
 
     def __iter__(self) -> Iterator[Signature]:
+        if any(loaded is None for loaded in self._loaded):
+            # All of them: with the cyclic collector paused, which otherwise walks the growing
+            # heap again and again (four fifths of the time to read 30,000).
+            with paused_gc():
+                for index in range(len(self)):
+                    self[index]
         return (self[i] for i in range(len(self)))
 
     def __eq__(self, other: object) -> bool:
