@@ -5,7 +5,7 @@ hypothesis's `confidence`. The top answer starts from its signature's prior and 
 evidence around it: independent corroboration (consequences it explains, a cascade on other
 ranks) raises it; a rival root cause close in time, or symptoms that began before it, lower it.
 Alternatives share what the top answer leaves, in proportion to their priors, so the ranked
-list never claims more than certainty in total. The factors are checked against the eval
+list never claims more than certainty in total, and none is more confident than the top. The factors are checked against the eval
 corpus's reliability table (`denpex eval`), not tuned to single cases.
 """
 
@@ -78,4 +78,6 @@ def assign_confidence(hypotheses: Sequence[Hypothesis], unexplained: Sequence[Ma
     total_prior = sum(h.prior for h in alternatives)
     for hypothesis in alternatives:
         share = hypothesis.prior / total_prior if total_prior else 0.0
-        hypothesis.confidence = round((1.0 - top.confidence) * share, 3)
+        # Never above the top answer: the ranking says the top is the likeliest, and what a
+        # weak top leaves is as much "none of these" as it is the alternatives'.
+        hypothesis.confidence = round(min((1.0 - top.confidence) * share, top.confidence), 3)

@@ -85,6 +85,28 @@ def test_confidences_of_ranked_alternatives_never_sum_above_one(tmp_path: Path) 
     assert sum(r.confidence for r in diagnosis.root_causes) <= 1.0 + 1e-9
 
 
+# github.com/ultralytics/yolov5/issues/12811 (SageMaker, 4 nodes): NCCL dialled a link-local
+# address, then traced the failure up its stack.
+NCCL_LINK_LOCAL = (
+    "ip-10-0-225-125:17:52 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to "
+    "169.254.255.18<42219> failed : Software caused connection abort\n"
+    "ip-10-0-225-125:17:52 [0] NCCL INFO misc/socket.cc:565 -> 2\n"
+    "ip-10-0-225-125:17:52 [0] NCCL INFO misc/socket.cc:587 -> 2\n"
+    "ip-10-0-225-125:17:52 [0] NCCL INFO transport/net_socket.cc:338 -> 2\n"
+    "ip-10-0-225-125:17:52 [0] NCCL INFO transport/net.cc:677 -> 2\n"
+)
+
+
+def test_no_alternative_is_more_confident_than_the_top_answer(tmp_path: Path) -> None:
+    # A weak top answer leaves much unsaid; an alternative ranked below it gets no more of that
+    # than the top has (the best effort reads these confidences as the rules' support).
+    job = write_job(tmp_path, {"rank0.log": NCCL_LINK_LOCAL})
+    top, *alternatives = diagnose_paths([str(job)]).root_causes
+    assert top.failure_class == "network_config_error"
+    assert alternatives
+    assert all(a.confidence <= top.confidence for a in alternatives)
+
+
 def test_next_steps_are_routed_by_class(tmp_path: Path) -> None:
     job = write_job(tmp_path, {"rank3.log": RANK3})
     top = diagnose_paths([str(job)]).root_causes[0]
