@@ -369,6 +369,20 @@ def _first_sentence(message: list[Piece]) -> list[Piece]:
     return message
 
 
+_FINAL_PERIOD = re.compile(r"(?<=[A-Za-z0-9)\]'\"`])\.$")
+CLOSING = r"(?:\.|\s*$)"
+"""What stands for a message's closing full stop: the stop, or the end of the line. Posters
+trim the stop when they quote a line; the line still has to end there, so "X is not supported."
+does not match "X is not supported with Y"."""
+
+
+def _without_final_period(message: list[Piece]) -> tuple[list[Piece], str]:
+    """The message less its closing full stop, and the regex that stands for it."""
+    if message and isinstance(message[-1], str) and _FINAL_PERIOD.search(message[-1]):
+        return _merge_literals([*message[:-1], message[-1][:-1]]), CLOSING
+    return message, ""
+
+
 def _check_specific(pieces: list[Piece], regex: str, anchored: bool, min_words: int) -> None:
     """Alone, a message needs `min_words` words (three unless its emitter says otherwise) and
     twelve literal characters to be told from other programs' lines ("close failed: %s" is
@@ -405,9 +419,11 @@ def convert(
     lines = _lines(parse(text, style))
     best = max(range(len(lines)), key=lambda i: _literal_size(lines[i]))
     line = _named(lines[best], before_names, after_names)
-    message = _first_sentence(_trim(line))
+    message, closing = _without_final_period(_first_sentence(_trim(line)))
     try:
-        return _converted(line, message, message, anchored=False, min_words=min_words)
+        return _converted(
+            line, message, message, anchored=False, min_words=min_words, closing=closing
+        )
     except Unsafe as unsafe:
         # Only a message's first line follows the emitter's prefix.
         if not anchor or str(unsafe) != TOO_GENERIC or best != 0 or not message:
@@ -429,14 +445,18 @@ def _converted(
     anchored: bool,
     min_words: int = MIN_WORDS,
     lead: tuple[str, list[Piece]] | None = None,
+    closing: str = "",
 ) -> Converted:
     """`lead`, for an anchored message, is the anchor's regex and the pieces that follow it;
-    without a regex the anchor is matched as the literal text it is in `pieces`."""
+    without a regex the anchor is matched as the literal text it is in `pieces`. `closing`
+    ends the regex (see CLOSING)."""
     if not pieces or not message:
         raise Unsafe(TOO_GENERIC)
     prefix, rest = (lead[0], lead[1]) if lead and lead[0] else ("", pieces)
-    regex = prefix + "".join(
-        literal_regex(p) if isinstance(p, str) else placeholder_regex(p) for p in rest
+    regex = (
+        prefix
+        + "".join(literal_regex(p) if isinstance(p, str) else placeholder_regex(p) for p in rest)
+        + closing
     )
     _check_specific(message, regex, anchored, min_words)
     names = tuple(p.name for p in pieces if isinstance(p, Placeholder) and p.name)
@@ -540,7 +560,10 @@ def shared_pattern(wordings: Sequence[Converted], min_share: float) -> Converted
     size = _literal_chars(core)
     if not core or any(size < min_share * _literal_chars(message) for message in messages):
         raise Unsafe("the wordings share too little text")
-    return _converted(list(wordings[0].line), core, core, anchored=False)
+    # Cut as one wording's pattern is: at its first sentence when that is specific alone, and
+    # with the closing full stop optional.
+    core, closing = _without_final_period(_first_sentence(core))
+    return _converted(list(wordings[0].line), core, core, anchored=False, closing=closing)
 
 
 def compile_problems(regexes: list[str]) -> dict[str, str]:

@@ -116,7 +116,7 @@ def test_the_catalogs_account_for_the_older_lines() -> None:
         ("nccl_tests_cat", ["1.0", "2.0", "2.11", "2.13"]),
         ("deepspeed_cat", ["0.9", "0.12", "0.14", "0.16", "0.17"]),
         ("transformers_cat", ["4.30", "4.38", "4.46", "4.51", "4.57"]),
-        ("accelerate_cat", ["0.20", "0.27", "0.34", "1.6", "1.12"]),
+        ("accelerate_cat", ["0.18", "0.20", "0.27", "0.34", "1.6", "1.12"]),
         ("vllm_cat", ["0.2", "0.4", "0.6", "0.8", "0.31"]),
         ("lightning_cat", ["1.9", "2.1", "2.4"]),
         ("ray_cat", ["2.9", "2.30", "2.58"]),
@@ -237,27 +237,28 @@ _DIFFERENT_DEVICE = (
 @pytest.mark.parametrize(
     ("line", "releases"),
     [
-        # yangjianxin1/Firefly#270 (2024): 0.20 to 0.2x join two wordings of the hint
+        # yangjianxin1/Firefly#270 (2024): 0.20 to 0.2x join two wordings of the hint (0.18 to
+        # 0.34 print the first sentence alike)
         (
             "ValueError: " + _DIFFERENT_DEVICE + "}you're training on. Make sure you loaded the "
             "model on the correct device using for example "
             "`device_map={'':torch.cuda.current_device() or "
             "device_map={'':torch.xpu.current_device()}",
-            ">=0.20,<=0.34",
+            ">=0.18,<=0.34",
         ),
         # hiyouga/LlamaFactory#1707 (2023-12)
         (
             "ValueError: " + _DIFFERENT_DEVICE + " or device_map={'':torch.xpu.current_device()}",
-            ">=0.20,<=0.34",
+            ">=0.18,<=0.34",
         ),
         # lrzjason/T2ITrainer#56 (2025)
         (
             _DIFFERENT_DEVICE + "}` or `device_map={'':torch.xpu.current_device()}`",
-            ">=0.20,<=0.34",
+            ">=0.18,<=0.34",
         ),
     ],
 )
-def test_an_8bit_model_on_another_gpu_of_accelerate_0_2x_is_a_configuration_error(
+def test_an_8bit_model_on_another_gpu_of_accelerate_0_x_is_a_configuration_error(
     matcher: Matcher, line: str, releases: str
 ) -> None:
     # Accelerate 1.12 on says "8-bit or 4-bit precision"; no catalog read from it matched the
@@ -269,7 +270,21 @@ def test_an_8bit_model_on_another_gpu_of_accelerate_0_2x_is_a_configuration_erro
     assert signature.failure_class == "framework_config_error" and signature.confidence > 0.35
 
 
-def test_an_offloaded_8bit_model_of_accelerate_0_2x_is_refused_as_configuration(
+def test_an_8bit_model_spread_over_gpus_of_accelerate_0_18_is_a_configuration_error(
+    matcher: Matcher,
+) -> None:
+    # yangjianxin1/Firefly#18 (2023), quoted without its full stop; 0.20 on adds "in any
+    # distributed mode".
+    line = (
+        "ValueError: You can't train a model that has been loaded in 8-bit precision on "
+        "multiple devices"
+    )
+    signature = _signature(matcher, line)
+    assert signature.emitter == "accelerate" and signature.releases == "==0.18"
+    assert signature.failure_class == "framework_config_error"
+
+
+def test_an_offloaded_8bit_model_of_accelerate_0_x_is_refused_as_configuration(
     matcher: Matcher,
 ) -> None:
     # koa-fin/sep#6 (2024)
@@ -278,7 +293,7 @@ def test_an_offloaded_8bit_model_of_accelerate_0_2x_is_refused_as_configuration(
         "or disk offload."
     )
     signature = _signature(matcher, line)
-    assert signature.releases == ">=0.20,<=0.34"
+    assert signature.releases == ">=0.18,<=0.34"
     assert signature.failure_class == "framework_config_error"
 
 

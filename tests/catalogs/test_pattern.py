@@ -269,6 +269,28 @@ def test_a_message_of_several_sentences_is_matched_by_its_first() -> None:
     assert "Make sure" not in regex
 
 
+def test_wordings_that_share_several_sentences_are_matched_by_the_first() -> None:
+    # Accelerate 0.18's and 0.34's wordings share both sentences up to the device example.
+    old = convert(EIGHT_BIT, "literal")
+    new = convert(EIGHT_BIT + " or `device_map={'':torch.xpu.current_device()}`", "literal")
+    regex = shared_pattern([old, new], 0.5).regex
+    assert "Make sure" not in regex
+    assert re.search(regex, "ValueError: " + EIGHT_BIT.split(". Make")[0] + ".")
+
+
+# Accelerate 0.18-0.19; firefly#18 quoted it without its full stop.
+ON_MANY_DEVICES = "You can't train a model that has been loaded in 8-bit precision on multiple devices."
+
+
+def test_a_closing_full_stop_may_be_left_out_but_the_line_must_end_there() -> None:
+    regex = convert(ON_MANY_DEVICES, "literal").regex
+    assert re.search(regex, "ValueError: " + ON_MANY_DEVICES)
+    assert re.search(regex, "ValueError: " + ON_MANY_DEVICES.rstrip("."))
+    # Accelerate 0.20's longer message is another: it does not end there.
+    longer = ON_MANY_DEVICES.rstrip(".") + " in any distributed mode."
+    assert not re.search(regex, "ValueError: " + longer)
+
+
 def test_a_first_sentence_too_short_to_stand_alone_keeps_the_message_whole() -> None:
     # NCCL's src/allocator.cc.
     text = "Allocation failed. No suitable space found to accommodate size=0x%lx within limit=0x%lx"
