@@ -5,8 +5,9 @@ hypothesis's `confidence`. The top answer starts from its signature's prior and 
 evidence around it: independent corroboration (consequences it explains, a cascade on other
 ranks) raises it; a rival root cause close in time, or symptoms that began before it, lower it.
 Alternatives share what the top answer leaves, in proportion to their priors, so the ranked
-list never claims more than certainty in total, and none is more confident than the top. The factors are checked against the eval
-corpus's reliability table (`denpex eval`), not tuned to single cases.
+list never claims more than certainty in total, and none is more confident than the top. The
+factors are checked against the eval corpus's reliability table (`denpex eval`), not tuned to
+single cases.
 """
 
 from __future__ import annotations

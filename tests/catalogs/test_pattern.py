@@ -279,7 +279,9 @@ def test_wordings_that_share_several_sentences_are_matched_by_the_first() -> Non
 
 
 # Accelerate 0.18-0.19; firefly#18 quoted it without its full stop.
-ON_MANY_DEVICES = "You can't train a model that has been loaded in 8-bit precision on multiple devices."
+ON_MANY_DEVICES = (
+    "You can't train a model that has been loaded in 8-bit precision on multiple devices."
+)
 
 
 def test_a_closing_full_stop_may_be_left_out_but_the_line_must_end_there() -> None:
