@@ -54,18 +54,6 @@ def _catalog_hits(matcher: Matcher, text: str) -> list:
             "FatalError: `Segmentation fault` is detected by the operating system.",
             "native_crash",
         ),
-        # github.com/PaddlePaddle/Paddle/issues/42228: the allocator's out-of-memory statement
-        (
-            "Out of memory error on GPU 0. Cannot allocate 98.000244MB memory on GPU 0,"
-            " 6.000000GB memory has been allocated and available memory is only 0.000000B.",
-            "device_oom",
-        ),
-        # github.com/opendatalab/MinerU/issues/1700: the same statement under paddle 2.6 / 3.0
-        (
-            "Out of memory error on GPU 0. Cannot allocate 40.429688MB memory on GPU 0,"
-            " 23.667969GB memory has been allocated and available memory is only 16.687500MB.",
-            "device_oom",
-        ),
         # github.com/PaddlePaddle/PaddleYOLO/issues/121: the process group's NCCL check
         (
             "Failed, NCCL error /paddle/paddle/fluid/distributed/collective/NCCLTools.h:227"
@@ -100,6 +88,28 @@ def test_a_real_paddle_line_gets_its_class(matcher: Matcher, text: str, failure_
     hits = _catalog_hits(matcher, text)
     assert hits, f"no {FAMILY} signature matched"
     assert failure_class in {m.signature.failure_class for m in hits}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # github.com/opendatalab/MinerU/issues/1700: the statement under paddle 2.6 / 3.0
+        "Out of memory error on GPU 0. Cannot allocate 40.429688MB memory on GPU 0, 23.667969GB"
+        " memory has been allocated and available memory is only 16.687500MB.",
+        # github.com/PaddlePaddle/PaddleOCR/issues/1505: the 2.0 wording the catalog's releases
+        # no longer print
+        "Out of memory error on GPU 0. Cannot allocate 25.002197MB memory on GPU 0, available"
+        " memory is only 15.187500MB.",
+    ],
+)
+def test_the_allocator_s_out_of_memory_is_read_by_the_hand_written_signature(
+    matcher: Matcher, text: str
+) -> None:
+    # the catalog's statement is mapped to cuda.paddle_out_of_memory and generates nothing
+    assert not _catalog_hits(matcher, text)
+    found = matcher.scan_text(text)
+    assert [m.signature.id for m in found] == ["cuda.paddle_out_of_memory"]
+    assert found[0].signature.failure_class == "device_oom"
 
 
 def test_the_launcher_summary_is_a_symptom_that_points_at_the_trainers_logs(
