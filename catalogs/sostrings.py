@@ -19,6 +19,9 @@ from pathlib import Path
 from catalogs.core.message import Message
 
 _PRINTABLE = re.compile(rb"[\x20-\x7e\t]{6,}(?=\x00)")
+# with line breaks: a whole multi-line format string (PaddlePaddle's PADDLE_ENFORCE texts are
+# printf formats of several lines, kept whole in `.rodata`)
+_PRINTABLE_LINES = re.compile(rb"[\x20-\x7e\t\n]{6,}(?=\x00)")
 _MANGLED = re.compile(r"^_?Z[NLS\d]|^N\d|^P?F[vN]|^St\d|^[A-Za-z0-9_:<>,*&\s]+\(.*\)$")
 _IDENT = re.compile(r"^[A-Za-z0-9_.:/<>\-\[\]=]+$")
 _ASSERT = re.compile(r" INTERNAL ASSERT FAILED at \"(?P<file>[^\"]+)\":(?P<line>\d+)")
@@ -61,9 +64,11 @@ def rodata(path: Path) -> bytes:
     raise ValueError(f"{path}: no .rodata section")
 
 
-def pieces(library: Path) -> list[str]:
-    """Every NUL-terminated printable string of the library's `.rodata`, in layout order."""
-    return [m.group().decode("ascii") for m in _PRINTABLE.finditer(rodata(library))]
+def pieces(library: Path, newlines: bool = False) -> list[str]:
+    """Every NUL-terminated printable string of the library's `.rodata`, in layout order; with
+    `newlines`, a string's line breaks are part of it (else only its last line is read)."""
+    printable = _PRINTABLE_LINES if newlines else _PRINTABLE
+    return [m.group().decode("ascii") for m in printable.finditer(rodata(library))]
 
 
 def is_message(text: str) -> bool:
