@@ -117,7 +117,7 @@ def test_the_catalogs_account_for_the_older_lines() -> None:
         ("deepspeed_cat", ["0.9", "0.12", "0.14", "0.16", "0.17"]),
         ("transformers_cat", ["4.30", "4.38", "4.46", "4.51", "4.57"]),
         ("accelerate_cat", ["0.18", "0.20", "0.27", "0.34", "1.6", "1.12"]),
-        ("vllm_cat", ["0.2", "0.4", "0.6", "0.8", "0.31"]),
+        ("vllm_cat", ["0.2", "0.4", "0.5", "0.6", "0.8", "0.31"]),
         ("lightning_cat", ["1.9", "2.1", "2.4"]),
         ("ray_cat", ["2.9", "2.30", "2.58"]),
         ("megatron_cat", ["0.5", "0.8", "0.12", "0.17"]),
@@ -298,6 +298,24 @@ def test_an_offloaded_8bit_model_of_accelerate_0_x_is_refused_as_configuration(
 
 
 # ---- vLLM -----------------------------------------------------------------------------------
+
+
+def test_pipeline_parallelism_on_a_model_vllm_0_5_cannot_split_is_a_configuration_error(
+    matcher: Matcher,
+) -> None:
+    # vllm-project/vllm#9015 (2024, vLLM 0.6.1): 0.5 to 0.6.2 listed the supported architectures;
+    # 0.6.6 on name the SupportsPP interface instead.
+    line = (
+        "NotImplementedError: Pipeline parallelism is only supported for the following  "
+        "architectures: ['AquilaForCausalLM', 'AquilaModel', 'DeepseekV2ForCausalLM', "
+        "'GPT2LMHeadModel', 'InternLM2ForCausalLM', 'InternLMForCausalLM', 'InternVLChatModel',"
+        " 'JAISLMHeadModel', 'LlamaForCausalLM', 'LLaMAForCausalLM', 'MistralForCausalLM', "
+        "'MixtralForCausalLM', 'NemotronForCausalLM', 'Phi3ForCausalLM', 'Qwen2ForCausalLM', "
+        "'Qwen2MoeForCausalLM', 'QWenLMHeadModel', 'Qwen2VLForConditionalGeneration']."
+    )
+    signature = _signature(matcher, line)
+    assert signature.emitter == "vllm" and signature.releases == "==0.5"
+    assert signature.failure_class == "framework_config_error"
 
 
 def test_too_few_gpus_for_vllm_0_2s_tensor_parallel_size_is_a_launch_error(
