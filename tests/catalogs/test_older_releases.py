@@ -270,52 +270,47 @@ def test_an_8bit_model_on_another_gpu_of_accelerate_0_x_is_a_configuration_error
     assert signature.failure_class == "framework_config_error" and signature.confidence > 0.35
 
 
-def test_an_8bit_model_spread_over_gpus_of_accelerate_0_18_is_a_configuration_error(
-    matcher: Matcher,
+@pytest.mark.parametrize(
+    ("line", "emitter", "releases"),
+    [
+        # yangjianxin1/Firefly#18 (2023), quoted without its full stop: a model device_map
+        # spread over several GPUs; 0.20 on adds "in any distributed mode".
+        (
+            "ValueError: You can't train a model that has been loaded in 8-bit precision on "
+            "multiple devices",
+            "accelerate",
+            "==0.18",
+        ),
+        # koa-fin/sep#6 (2024): a quantized model device_map partly offloaded.
+        (
+            "ValueError: You can't train a model that has been loaded in 8-bit precision with "
+            "CPU or disk offload.",
+            "accelerate",
+            ">=0.18,<=0.34",
+        ),
+        # vllm-project/vllm#9015 (2024, vLLM 0.6.1): 0.5 to 0.6.2 listed the architectures
+        # that support pipeline parallelism; 0.6.6 on name the SupportsPP interface instead.
+        (
+            "NotImplementedError: Pipeline parallelism is only supported for the following  "
+            "architectures: ['AquilaForCausalLM', 'AquilaModel', 'DeepseekV2ForCausalLM', "
+            "'GPT2LMHeadModel', 'InternLM2ForCausalLM', 'InternLMForCausalLM', 'InternVLChatModel',"
+            " 'JAISLMHeadModel', 'LlamaForCausalLM', 'LLaMAForCausalLM', 'MistralForCausalLM', "
+            "'MixtralForCausalLM', 'NemotronForCausalLM', 'Phi3ForCausalLM', 'Qwen2ForCausalLM', "
+            "'Qwen2MoeForCausalLM', 'QWenLMHeadModel', 'Qwen2VLForConditionalGeneration'].",
+            "vllm",
+            "==0.5",
+        ),
+    ],
+)
+def test_a_configuration_error_only_older_lines_print_is_read_from_them(
+    matcher: Matcher, line: str, emitter: str, releases: str
 ) -> None:
-    # yangjianxin1/Firefly#18 (2023), quoted without its full stop; 0.20 on adds "in any
-    # distributed mode".
-    line = (
-        "ValueError: You can't train a model that has been loaded in 8-bit precision on "
-        "multiple devices"
-    )
     signature = _signature(matcher, line)
-    assert signature.emitter == "accelerate" and signature.releases == "==0.18"
-    assert signature.failure_class == "framework_config_error"
-
-
-def test_an_offloaded_8bit_model_of_accelerate_0_x_is_refused_as_configuration(
-    matcher: Matcher,
-) -> None:
-    # koa-fin/sep#6 (2024)
-    line = (
-        "ValueError: You can't train a model that has been loaded in 8-bit precision with CPU "
-        "or disk offload."
-    )
-    signature = _signature(matcher, line)
-    assert signature.releases == ">=0.18,<=0.34"
+    assert (signature.emitter, signature.releases) == (emitter, releases)
     assert signature.failure_class == "framework_config_error"
 
 
 # ---- vLLM -----------------------------------------------------------------------------------
-
-
-def test_pipeline_parallelism_on_a_model_vllm_0_5_cannot_split_is_a_configuration_error(
-    matcher: Matcher,
-) -> None:
-    # vllm-project/vllm#9015 (2024, vLLM 0.6.1): 0.5 to 0.6.2 listed the supported architectures;
-    # 0.6.6 on name the SupportsPP interface instead.
-    line = (
-        "NotImplementedError: Pipeline parallelism is only supported for the following  "
-        "architectures: ['AquilaForCausalLM', 'AquilaModel', 'DeepseekV2ForCausalLM', "
-        "'GPT2LMHeadModel', 'InternLM2ForCausalLM', 'InternLMForCausalLM', 'InternVLChatModel',"
-        " 'JAISLMHeadModel', 'LlamaForCausalLM', 'LLaMAForCausalLM', 'MistralForCausalLM', "
-        "'MixtralForCausalLM', 'NemotronForCausalLM', 'Phi3ForCausalLM', 'Qwen2ForCausalLM', "
-        "'Qwen2MoeForCausalLM', 'QWenLMHeadModel', 'Qwen2VLForConditionalGeneration']."
-    )
-    signature = _signature(matcher, line)
-    assert signature.emitter == "vllm" and signature.releases == "==0.5"
-    assert signature.failure_class == "framework_config_error"
 
 
 def test_too_few_gpus_for_vllm_0_2s_tensor_parallel_size_is_a_launch_error(
