@@ -10,7 +10,7 @@ Comments are blanked first so that commented-out calls are not taken.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,13 +137,18 @@ def _enclosing_function(src: str, pos: int) -> str:
 
 
 def source_files(
-    checkout: Path, suffixes: Collection[str], skip: tuple[str, ...]
+    checkout: Path,
+    suffixes: Collection[str],
+    skip: tuple[str, ...],
+    roots: Sequence[str] = ("src",),
 ) -> Iterator[tuple[Path, str]]:
-    """The C/C++ files under `checkout`/src with one of `suffixes`, in a stable order, with their
-    path relative to the checkout; those starting with a prefix in `skip` are left out."""
-    for path in sorted((checkout / "src").rglob("*")):
-        if path.suffix not in suffixes or not path.is_file():
-            continue
-        rel = path.relative_to(checkout).as_posix()
-        if not rel.startswith(skip):
-            yield path, rel
+    """The C/C++ files under each of `roots` in `checkout` with one of `suffixes`, in a stable
+    order, with their path relative to the checkout; those starting with a prefix in `skip`
+    are left out."""
+    for root in roots:
+        for path in sorted((checkout / root).rglob("*")):
+            if path.suffix not in suffixes or not path.is_file():
+                continue
+            rel = path.relative_to(checkout).as_posix()
+            if not rel.startswith(skip):
+                yield path, rel

@@ -15,7 +15,7 @@ the same `Evidence`: the same inputs give the same culprit whichever door they c
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -134,11 +134,16 @@ def scan_inputs(
         fallback_year = fallback_year or year_of(scanned)
         if progress is not None:
             progress(item.name, scanned.bytes)
-    if not any(scanned.kind not in UNREAD_KINDS for scanned in result.inputs):
-        # No input held text or a dump: an answer of "no failure" would pass for having read it.
-        reasons = "; ".join(collector.warnings) or "the paths hold no files"
-        raise InputError(f"nothing to diagnose: {reasons}")
+    require_something_read(result.inputs, collector.warnings)
     return result
+
+
+def require_something_read(inputs: Sequence[ScannedInput], warnings: Sequence[str]) -> None:
+    """Raises InputError when no input held text or a dump: an answer of "no failure" would
+    pass for having read a log."""
+    if not any(scanned.kind not in UNREAD_KINDS for scanned in inputs):
+        reasons = "; ".join(warnings) or "the paths hold no files"
+        raise InputError(f"nothing to diagnose: {reasons}")
 
 
 def year_of(scanned: ScannedInput) -> int | None:

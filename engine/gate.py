@@ -29,6 +29,7 @@ from denpex.models import (
 )
 from denpex.reason.abnormal import unexplained_cause, unexplained_summary
 from denpex.reason.hypothesis import Hypothesis
+from denpex.reason.origin import ranks_in
 from denpex.reason.root_causes import no_cause_summary, summary_of, to_root_cause
 from denpex.signatures.signature import Role
 from denpex.timeline.order import OrderedTimeline
@@ -92,10 +93,8 @@ def gate(
     unexplained = list(abnormal(timeline)) if abnormal is not None and not root_causes else []
     if unexplained:
         status, summary = Status.unknown, unexplained_summary(unexplained)
-        ranks_in_evidence = set(input_ranks) | {
-            m.event.rank for m in (*timeline.matches, *unexplained) if m.event.rank is not None
-        }
-        root_causes = [unexplained_cause(unexplained, ranks_in_evidence)]
+        in_evidence = set(input_ranks) | ranks_in([*timeline.matches, *unexplained])
+        root_causes = [unexplained_cause(unexplained, in_evidence)]
     elif not root_causes:
         status, summary = Status.no_failure, no_cause_summary(timeline.matches)
     elif root_causes[0].confidence >= threshold:

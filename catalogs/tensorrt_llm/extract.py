@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 
 from catalogs.core.message import Message
-from catalogs.cppsource import _args, _blank_comments, _enclosing_function
+from catalogs.cppsource import _args, _blank_comments, _enclosing_function, source_files
 from catalogs.cppstreams import _message, _piece, _split_top
 from catalogs.python_messages import extract_python
 
@@ -135,16 +135,12 @@ def cpp_messages(src: str) -> list[tuple[str, str, int, str, str]]:
 
 def extract(checkout: Path, release: str) -> list[Message]:
     found: list[Message] = []
-    for root in CPP_ROOTS:
-        for path in sorted((checkout / root).rglob("*")):
-            if path.suffix not in CPP_SUFFIXES or not path.is_file():
-                continue
-            rel = path.relative_to(checkout).as_posix()
-            if rel.startswith(CPP_SKIP) or "/tests/" in rel:
-                continue
-            text = path.read_text(encoding="utf-8", errors="replace")
-            for body, style, line, level, function in cpp_messages(text):
-                found.append(Message(EMITTER, release, body, style, rel, line, level, function))
+    for path, rel in source_files(checkout, CPP_SUFFIXES, CPP_SKIP, roots=CPP_ROOTS):
+        if "/tests/" in rel:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for body, style, line, level, function in cpp_messages(text):
+            found.append(Message(EMITTER, release, body, style, rel, line, level, function))
     for m in extract_python(checkout, release, EMITTER, PY_INCLUDE, PY_EXCLUDE, named=PY_NAMED):
         level = PY_LEVELS.get(m.level, m.level)
         found.append(Message(EMITTER, release, m.text, m.style, m.file, m.line, level, m.function))

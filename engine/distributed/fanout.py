@@ -29,9 +29,8 @@ from typing import Any, BinaryIO
 
 from denpex.distributed.codec import CodecError, Signatures, decode_input, encode_input
 from denpex.errors import InputError, InputTooLarge
-from denpex.evidence import ScanResult, year_of
+from denpex.evidence import ScanResult, require_something_read, year_of
 from denpex.hybrid.harvest import abnormal_lines
-from denpex.ingest.kinds import UNREAD_KINDS
 from denpex.ingest.sources import (
     DEFAULT_MAX_UNPACKED_BYTES,
     Collector,
@@ -268,9 +267,7 @@ def assemble_units(
             fallback_year = fallback_year or year_of(scanned)
             result.inputs.append(scanned)
     result.warnings.extend(plan.trailing)
-    if not any(scanned.kind not in UNREAD_KINDS for scanned in result.inputs):
-        reasons = "; ".join(result.warnings) or "the paths hold no files"
-        raise InputError(f"nothing to diagnose: {reasons}")
+    require_something_read(result.inputs, result.warnings)
     return assembled
 
 

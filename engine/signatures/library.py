@@ -17,9 +17,10 @@ import os
 import pickle
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from importlib import resources
+from itertools import accumulate
 from pathlib import Path
 from typing import overload
 
@@ -374,27 +375,24 @@ def _store(cache_dir: Path | None, digest: str, signatures: list[Signature]) -> 
     pieces = [pickle.dumps(s, protocol=5) for s in signatures]
     derived = _derived_keywords(signatures)
     refs = [(i, j, p) for i, s in enumerate(signatures) for j, p in enumerate(s.patterns)]
-    columns = [
-        [s.status.value for s in signatures],
-        [],
-        [i for i, _, _ in refs],
-        [j for _, j, _ in refs],
-        [p.regex for _, _, p in refs],
-        [p.caseless for _, _, p in refs],
-        [tuple(p.keywords) or derived[p.regex] for _, _, p in refs],
-        [signatures[i].role.value for i, _, _ in refs],
-    ]
-    offsets = [0]
-    for piece in pieces:
-        offsets.append(offsets[-1] + len(piece))
-    columns[1] = offsets
-    index = pickle.dumps(columns, protocol=5)
+    index = _Index(
+        status=[s.status.value for s in signatures],
+        offsets=list(accumulate(map(len, pieces), initial=0)),
+        pattern_signature=[i for i, _, _ in refs],
+        pattern_index=[j for _, j, _ in refs],
+        regex=[p.regex for _, _, p in refs],
+        caseless=[p.caseless for _, _, p in refs],
+        keywords=[tuple(p.keywords) or derived[p.regex] for _, _, p in refs],
+        role=[signatures[i].role.value for i, _, _ in refs],
+    )
+    # Plain lists in field order: `_cached` reads them back without unpickling a class.
+    head = pickle.dumps([getattr(index, f.name) for f in fields(index)], protocol=5)
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
         target = _cache_file(cache_dir, digest)
         temporary = target.with_suffix(f".{os.getpid()}.tmp")
         with temporary.open("wb") as out:
-            out.write(_MAGIC + len(index).to_bytes(8, "big") + index)
+            out.write(_MAGIC + len(head).to_bytes(8, "big") + head)
             for piece in pieces:
                 out.write(piece)
         temporary.replace(target)
