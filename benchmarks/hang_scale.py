@@ -105,16 +105,16 @@ def main() -> int:
     parser.add_argument("--budget-s", type=float, default=10.0)
     args = parser.parse_args()
 
-    from denpex.cli.cache import default_cache_dir
     from denpex.hang.dumps import read_dump
     from denpex.hang.triage import triage_dumps
     from denpex.hang_view import HangRequest, hang_from_paths
     from denpex.match.compiled import compiled_matcher
+    from denpex.settings import Settings
 
     # As `denpex hang` runs: the library from its cache (parsed signatures and compiled
     # database), compiled once before timing; without it the first timed run parsed the whole
     # library and compiled its database (20 s with 22,000 signatures).
-    cache = default_cache_dir()
+    cache = Settings().cache_folder
     compiled_matcher(cache_dir=cache)
 
     dumps, culprit = expand(args.ranks, args.history)

@@ -1,6 +1,6 @@
 """Command-line pieces of the hybrid path: settings from the environment, `curate`, evaluations.
 
-Settings are read at the edge (`cli_settings.py`): options given on the command line win over
+Settings are read at the edge (`denpex.settings`): options given on the command line win over
 `DENPEX_*` environment variables, which win over the defaults. Nothing is imported until a
 command needs it, so `denpex diagnose` without a store starts as fast as before.
 """
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from denpex.cli.cache import default_cache_dir
 from denpex.errors import DenpexError
+from denpex.settings import Settings
 
 if TYPE_CHECKING:
     from denpex.curation.backtest import Backtest
@@ -55,10 +55,9 @@ curate_app = typer.Typer(
 
 
 def _open(store: str | None) -> IncidentStore:
-    from denpex.hybrid.cli_settings import HybridEnvironment, chosen_store
     from denpex.store.store import open_store, store_url
 
-    chosen = chosen_store(store, HybridEnvironment())
+    chosen = Settings().given(store=store).chosen_store
     if chosen is None:
         raise _fail("the incident store is turned off (DENPEX_STORE=off): give --store")
     try:
@@ -205,9 +204,9 @@ def eval_retrieval(
             report = evaluate_retrieval(
                 corpus,
                 workdir=Path(workdir),
-                library=load_library(cache_dir=default_cache_dir()),
+                library=load_library(cache_dir=Settings().cache_folder),
                 embedder=_embedder(),
-                cache_dir=default_cache_dir(),
+                cache_dir=Settings().cache_folder,
             )
         except DenpexError as error:
             raise _fail(str(error)) from None
@@ -245,10 +244,10 @@ def eval_family_out(
             report = evaluate_family_out(
                 corpus,
                 workdir=Path(workdir),
-                library=load_library(cache_dir=default_cache_dir()),
+                library=load_library(cache_dir=Settings().cache_folder),
                 embedder=_embedder(),
                 families=family,
-                cache_dir=default_cache_dir(),
+                cache_dir=Settings().cache_folder,
             )
         except DenpexError as error:
             raise _fail(str(error)) from None
@@ -295,14 +294,13 @@ def _curation(
     backend: str = "auto",
 ) -> CurationSettings:
     from denpex.curation.settings import CurationSettings, default_eval_dirs, default_healthy
-    from denpex.hybrid.cli_settings import HybridEnvironment, chosen_overlay, chosen_store
     from denpex.store.store import store_url
 
-    environment = HybridEnvironment()
-    chosen = chosen_store(store, environment)
+    settings = Settings().given(store=store, overlay=overlay)
+    chosen = settings.chosen_store
     if chosen is None:
         raise _fail("the incident store is turned off (DENPEX_STORE=off): give --store")
-    folder = chosen_overlay(overlay, environment)
+    folder = settings.overlay
     if folder is None:
         raise _fail(
             "no overlay folder is configured: give --overlay or set DENPEX_OVERLAY (curated "
@@ -314,7 +312,7 @@ def _curation(
         overlay_dir=folder,
         eval_dirs=tuple(evals) if evals is not None else default_eval_dirs(here),
         healthy=tuple(healthy) if healthy is not None else default_healthy(here),
-        cache_dir=default_cache_dir(),
+        cache_dir=settings.cache_folder,
         backend=backend,
     )
 
@@ -517,7 +515,7 @@ def eval_learning(
                 chosen,
                 Path(workdir),
                 backend=backend,
-                cache_dir=default_cache_dir(),
+                cache_dir=Settings().cache_folder,
                 progress=None if as_json else lambda line: sys.stderr.write(line + "\n"),
             )
         except DenpexError as error:

@@ -23,12 +23,12 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 from typer._click.exceptions import UsageError  # typer vendors click; no public alias
 
 from denpex import __version__
-from denpex.cli.cache import default_cache_dir
 from denpex.cli.hybrid import OverlayOption, StoreOption, curate_app, hybrid_app
 from denpex.distributed.commands import jobs_app
 from denpex.errors import DenpexError
 from denpex.models import Diagnosis, Status
 from denpex.pipeline import DiagnoseOptions, Hybrid, diagnose
+from denpex.settings import Settings, secret_value
 from denpex.store.errors import NotRecorded
 
 app = typer.Typer(
@@ -131,34 +131,20 @@ BackendOption = Annotated[
 ]
 
 
-def _hybrid_path(
-    store: str | None,
-    index: Path | None,
-    llm_model: str | None,
-    llm_api_base: str | None,
-    llm_timeout: float | None,
-    *,
-    required: bool = False,
-) -> tuple[Hybrid | None, str | None]:
+def _hybrid_path(settings: Settings, *, required: bool = False) -> tuple[Hybrid | None, str | None]:
     """The hybrid path when a store is configured (None keeps the run rules-only), and why the
     configured store cannot be used, if it cannot. `required`: a store that cannot be opened
     is an error (a service must not run without the store its replicas share)."""
     from denpex.hybrid.cli_settings import hybrid_settings
 
-    settings = hybrid_settings(
-        store=store,
-        index=index,
-        llm_model=llm_model,
-        llm_api_base=llm_api_base,
-        llm_timeout=llm_timeout,
-    )
-    if settings is None:
+    hybrid = hybrid_settings(settings)
+    if hybrid is None:
         return None, None
     from denpex.hybrid.path import HybridPath
     from denpex.store.store import StoreError
 
     try:
-        return HybridPath(settings), None
+        return HybridPath(hybrid), None
     except StoreError as error:
         if required:
             raise
@@ -263,26 +249,32 @@ def diagnose_command(
     similar past incidents, starting with denpex's seed history (and the LLM, when one is
     configured), and is queued for curation. --workers N spreads the scan over N local
     processes; --broker runs it as a job on Celery workers (`denpex jobs worker`)."""
-    from denpex.hybrid.cli_settings import chosen_overlay
-
+    settings = Settings().given(
+        store=store,
+        index=index,
+        overlay=overlay,
+        llm_model=llm_model,
+        llm_api_base=llm_api_base,
+        llm_timeout=llm_timeout,
+    )
     options = DiagnoseOptions(
         rules_dir=rules,
         backend=backend,
         confidence_threshold=threshold,
-        cache_dir=default_cache_dir() if cache else None,
+        cache_dir=settings.cache_folder if cache else None,
         experimental=experimental,
-        overlay_dir=chosen_overlay(overlay),
+        overlay_dir=settings.overlay,
     )
     show_progress = stderr.is_terminal if progress is None else progress
     unrecorded: str | None = None
     try:
         if broker is not None:
-            found = _diagnose_as_job(paths, options, broker, queue, parts, wait, store)
+            found = _diagnose_as_job(paths, options, broker, queue, parts, wait, settings)
             if found is None:
                 return
             diagnosis, unrecorded = found
         else:
-            hybrid, unrecorded = _hybrid_path(store, index, llm_model, llm_api_base, llm_timeout)
+            hybrid, unrecorded = _hybrid_path(settings)
             with _progress(show_progress) as advance:
                 diagnosis = _diagnose_here(paths, options, workers, advance, hybrid)
     except NotRecorded as refused:
@@ -325,13 +317,13 @@ def _diagnose_as_job(
     queue: str,
     parts: int,
     wait: bool,
-    store: str | None,
+    settings: Settings,
 ) -> tuple[Diagnosis, str | None] | None:
     """Submits the diagnosis to Celery workers; with `wait`, its diagnosis and why it was not
     recorded (if it was not), else None once the job id is printed."""
     from denpex.distributed import celery_jobs
     from denpex.distributed.commands import broker_app, describe
-    from denpex.hybrid.cli_settings import named_store
+    from denpex.store.store import store_url
 
     said = ""
 
@@ -342,9 +334,12 @@ def _diagnose_as_job(
             stderr.print(line, markup=False)
             said = line
 
-    app = broker_app(broker, queue)
+    app = broker_app(broker, queue, settings.result_backend)
+    named = settings.named_store
     try:
-        job_id = celery_jobs.submit(app, paths, options, parts=parts, store_url=named_store(store))
+        job_id = celery_jobs.submit(
+            app, paths, options, parts=parts, store_url=store_url(named) if named else None
+        )
         if not wait:
             sys.stdout.write(job_id + "\n")
             return None
@@ -395,17 +390,16 @@ def run_command_line(
         if bundle is None:
             shutil.rmtree(target, ignore_errors=True)
         raise typer.Exit(0)
-    from denpex.hybrid.cli_settings import chosen_overlay
-
+    settings = Settings().given(store=store, overlay=overlay)
     options = DiagnoseOptions(
         rules_dir=rules,
-        cache_dir=default_cache_dir() if cache else None,
-        overlay_dir=chosen_overlay(overlay),
+        cache_dir=settings.cache_folder if cache else None,
+        overlay_dir=settings.overlay,
     )
     inputs = [str(target), *(str(p) for p in collect or [])]
     unrecorded: str | None = None
     try:
-        hybrid, unrecorded = _hybrid_path(store, None, None, None, None)
+        hybrid, unrecorded = _hybrid_path(settings)
         diagnosis = diagnose(inputs, options, hybrid=hybrid)
     except NotRecorded as refused:
         diagnosis, unrecorded = refused.diagnosis, str(refused)
@@ -483,9 +477,8 @@ def serve_command(
         configured = tenants_from_config(json.loads(tenants.read_text(encoding="utf-8")))
     except (OSError, ValueError) as error:
         fail(f"{tenants}: cannot use the tenants file ({error})")
-    from denpex.hybrid.cli_settings import chosen_overlay
-
-    slack_secret = os.environ.get("DENPEX_SLACK_SIGNING_SECRET") or None
+    environment = Settings().given(store=store, overlay=overlay)
+    slack_secret = secret_value(environment.slack_signing_secret)
     if slack_tenant is not None and slack_tenant not in configured:
         fail(f"--slack-tenant {slack_tenant!r} is not a tenant in {tenants}")
     if slack_tenant is not None and slack_secret is None:
@@ -493,8 +486,8 @@ def serve_command(
     settings = ApiSettings(
         tenants=configured,
         rules_dir=rules,
-        cache_dir=default_cache_dir() if cache else None,
-        overlay_dir=chosen_overlay(overlay),
+        cache_dir=environment.cache_folder if cache else None,
+        overlay_dir=environment.overlay,
         job_threshold_bytes=job_threshold,
         job_workers=job_workers,
         job_lease_s=job_lease,
@@ -502,7 +495,7 @@ def serve_command(
         slack_tenant=slack_tenant,
     )
     try:
-        hybrid, _ = _hybrid_path(store, None, None, None, None, required=True)
+        hybrid, _ = _hybrid_path(environment, required=True)
     except DenpexError as error:
         fail(str(error))
     nonces: NonceLedger | None = None
@@ -574,16 +567,16 @@ def bundle_command(
 
     from denpex.distributed.bundles import BundleName, make_bundle
     from denpex.distributed.local import scan_settings
-    from denpex.hybrid.cli_settings import chosen_overlay
 
-    secret = os.environ.get("DENPEX_TENANT_SECRET", "")
+    settings = Settings().given(overlay=overlay)
+    secret = secret_value(settings.tenant_secret)
     if not secret:
         fail("the tenant's secret is needed in $DENPEX_TENANT_SECRET to sign the bundle")
     options = DiagnoseOptions(
         rules_dir=rules,
-        cache_dir=default_cache_dir() if cache else None,
+        cache_dir=settings.cache_folder if cache else None,
         experimental=experimental,
-        overlay_dir=chosen_overlay(overlay),
+        overlay_dir=settings.overlay,
     )
     try:
         name = BundleName(tenant, cluster, job, node or socket.gethostname().split(".")[0])
@@ -676,7 +669,7 @@ def hang_command(
         capture_from_mtime=capture_from_mtime,
         rules_dir=rules,
         backend=backend,
-        cache_dir=default_cache_dir() if cache else None,
+        cache_dir=Settings().cache_folder if cache else None,
     )
     try:
         report = hang_from_paths(request, stdin=sys.stdin.buffer if "-" in paths else None)
@@ -699,7 +692,7 @@ def version_command() -> None:
     from denpex.signatures.library import load_library
 
     try:
-        library = load_library(cache_dir=default_cache_dir())
+        library = load_library(cache_dir=Settings().cache_folder)
     except DenpexError as error:
         fail(str(error))
     sys.stdout.write(f"denpex {__version__}, rules {library.label}\n")
@@ -735,7 +728,7 @@ def eval_command(
     from denpex.evaluation.render import render_eval_text
     from denpex.signatures.library import load_library
 
-    cache_dir = default_cache_dir() if cache else None
+    cache_dir = Settings().cache_folder if cache else None
     options = DiagnoseOptions(
         rules_dir=rules,
         backend=backend,
@@ -777,7 +770,7 @@ def rules_lint_command(rules: RulesOption = None, overlay: OverlayOption = None)
     overlay too, when one is given)."""
     from denpex.match.lint import lint
 
-    problems = lint(rules, default_cache_dir(), overlay)
+    problems = lint(rules, Settings().cache_folder, overlay)
     for problem in problems:
         sys.stdout.write(f"{problem}\n")
     if problems:
@@ -793,13 +786,13 @@ def rules_test_command(rules: RulesOption = None) -> None:
     from denpex.signatures.library import load_library
 
     try:
-        library = load_library(rules, include_experimental=True, cache_dir=default_cache_dir())
+        library = load_library(rules, include_experimental=True, cache_dir=Settings().cache_folder)
     except DenpexError as error:
         fail(str(error))
     examples = sum(len(s.examples.match) + len(s.examples.no_match) for s in library.signatures)
     problems = []
     for backend in available_backends():
-        problems += example_problems(library, backend, default_cache_dir())
+        problems += example_problems(library, backend, Settings().cache_folder)
     for problem in problems:
         sys.stdout.write(f"{problem}\n")
     backends = ", ".join(available_backends())
@@ -864,7 +857,7 @@ def rules_list_command(
     from denpex.signatures.library import load_library
 
     try:
-        library = load_library(rules, include_experimental=True, cache_dir=default_cache_dir())
+        library = load_library(rules, include_experimental=True, cache_dir=Settings().cache_folder)
     except DenpexError as error:
         fail(str(error))
     table = Table(title=f"signature library {library.label}", show_lines=False)

@@ -1,15 +1,14 @@
 """`denpex jobs worker` and `denpex jobs status`: Celery workers for large diagnoses, and a
 job's progress (`denpex diagnose --broker` submits them).
 
-Consumes a broker URL (`--broker` or `$DENPEX_BROKER`; a result backend in
-`$DENPEX_RESULT_BACKEND` when the broker is not Redis) and a queue name; produces a running
+Consumes a broker URL (`--broker` over the settings' `DENPEX_BROKER`; a result backend in
+`DENPEX_RESULT_BACKEND` when the broker is not Redis) and a queue name; produces a running
 worker, or a job's progress and, when it is done, its diagnosis. Celery is imported only by
 these commands, so the rest of the command line starts without it.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import uuid
 from typing import TYPE_CHECKING, Annotated
@@ -18,6 +17,7 @@ import typer
 from rich.console import Console
 
 from denpex.errors import DenpexError
+from denpex.settings import Settings
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -30,8 +30,8 @@ jobs_app = typer.Typer(
 _stderr = Console(stderr=True, highlight=False)
 
 BrokerOption = Annotated[
-    str,
-    typer.Option(envvar="DENPEX_BROKER", help="Celery broker URL, e.g. redis://host:6379/0"),
+    str | None,
+    typer.Option(help="Celery broker URL, e.g. redis://host:6379/0 [DENPEX_BROKER]"),
 ]
 QueueOption = Annotated[
     str,
@@ -46,8 +46,24 @@ VisibilityOption = Annotated[
 ]
 
 
-def broker_app(broker: str, queue: str, visibility_timeout_s: float | None = None) -> Celery:
-    """The jobs' Celery app; raises DenpexError when Celery is not installed."""
+def _configured_app(
+    broker: str | None, queue: str, visibility_timeout_s: float | None = None
+) -> Celery:
+    """The jobs' app for `--broker` over the settings (`DENPEX_BROKER`, `DENPEX_RESULT_BACKEND`)."""
+    settings = Settings().given(broker=broker)
+    if settings.broker is None:
+        raise DenpexError("no broker: give --broker or set DENPEX_BROKER")
+    return broker_app(settings.broker, queue, settings.result_backend, visibility_timeout_s)
+
+
+def broker_app(
+    broker: str,
+    queue: str,
+    result_backend: str | None = None,
+    visibility_timeout_s: float | None = None,
+) -> Celery:
+    """The jobs' Celery app (`result_backend`: where results go when the broker is not Redis);
+    raises DenpexError when Celery is not installed."""
     try:
         from denpex.distributed.celery_jobs import DEFAULT_VISIBILITY_TIMEOUT_S, celery_app
     except ImportError as error:
@@ -56,7 +72,7 @@ def broker_app(broker: str, queue: str, visibility_timeout_s: float | None = Non
         ) from None
     return celery_app(
         broker,
-        backend=os.environ.get("DENPEX_RESULT_BACKEND") or None,
+        backend=result_backend,
         queue=queue,
         key_prefix=f"{queue}:",
         visibility_timeout_s=visibility_timeout_s or DEFAULT_VISIBILITY_TIMEOUT_S,
@@ -74,7 +90,7 @@ def describe(progress: JobProgress) -> str:
 
 @jobs_app.command("worker")
 def worker_command(
-    broker: BrokerOption,
+    broker: BrokerOption = None,
     queue: QueueOption = "denpex",
     concurrency: Annotated[int, typer.Option(min=1, help="processes taking tasks")] = 2,
     visibility_timeout: VisibilityOption = 1800.0,
@@ -82,7 +98,7 @@ def worker_command(
     """Run a Celery worker for denpex's jobs. It must read the paths jobs name (a shared file
     system) and reach the store a job records in."""
     try:
-        app = broker_app(broker, queue, visibility_timeout)
+        app = _configured_app(broker, queue, visibility_timeout)
     except DenpexError as error:
         _stderr.print(f"denpex: {error}", markup=False, soft_wrap=True)
         raise typer.Exit(2) from None
@@ -102,7 +118,7 @@ def worker_command(
 @jobs_app.command("status")
 def status_command(
     job_id: Annotated[str, typer.Argument(help="the id `denpex diagnose --broker` printed")],
-    broker: BrokerOption,
+    broker: BrokerOption = None,
     queue: QueueOption = "denpex",
 ) -> None:
     """A job's progress; once it is done, its diagnosis as JSON on standard output."""
@@ -119,10 +135,10 @@ def status_command(
         sys.stdout.write(progress.diagnosis.model_dump_json(indent=2) + "\n")
 
 
-def _progress_of(broker: str, queue: str, job_id: str) -> JobProgress:
+def _progress_of(broker: str | None, queue: str, job_id: str) -> JobProgress:
     from denpex.distributed.celery_jobs import close, progress_of
 
-    app = broker_app(broker, queue)
+    app = _configured_app(broker, queue)
     try:
         return progress_of(app, job_id)
     finally:

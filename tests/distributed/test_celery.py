@@ -83,7 +83,7 @@ def _app(queue: str) -> Iterator[Any]:
     from denpex.distributed import celery_jobs
     from denpex.distributed.commands import broker_app
 
-    app = broker_app(BROKER, queue, VISIBILITY_S)
+    app = broker_app(BROKER, queue, visibility_timeout_s=VISIBILITY_S)
     try:
         yield app
     finally:
