@@ -1,0 +1,163 @@
+"""Real lines Triton printed in failed runs meet the signatures generated from its source
+(catalogs/triton), and its reviewed mapping decides messages as a reviewer would.
+
+Every line below is copied from the public thread named beside it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from catalogs.triton.extract import _exception_texts, extract
+from denpex.match.scan import Matcher
+from tests.catalogs.mappings import assert_mapped
+
+FAMILY = "triton_cat"
+
+
+def _catalog_hits(matcher: Matcher, text: str) -> list:
+    """The catalog's signatures that match `text`, also where a hand-written signature of higher
+    priority is the one the line reports (the scanner keeps the highest on a line)."""
+    return [m for m in matcher.scan_text(text, keep_all=True) if m.signature.family == FAMILY]
+
+
+@pytest.mark.parametrize(
+    ("text", "failure_class"),
+    [
+        # github.com/Yuliang-Liu/MonkeyOCR/issues/86 (Triton 3.x, raised in _init_handles)
+        (
+            "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required:"
+            " 126978, Hardware limit: 101376. Reducing block sizes or `num_stages` may help.",
+            "unsupported_gpu_arch",
+        ),
+        # github.com/state-spaces/mamba/issues/387 (Triton 2.x: the class imported through the
+        # autotuner module)
+        (
+            "triton.runtime.autotuner.OutOfResources: out of resource: shared memory, Required:"
+            " 663808, Hardware limit: 101376. Reducing block sizes or `num_stages` may help.",
+            "unsupported_gpu_arch",
+        ),
+        # github.com/triton-lang/triton/issues/8539 (DGX Spark, sm_121a; the post cut the
+        # line's first letter)
+        (
+            "riton.runtime.errors.PTXASError: PTXAS error: Internal Triton PTX codegen error",
+            "cuda_driver_mismatch",
+        ),
+        # github.com/mlcommons/training/pull/826 (B200 with Triton 3.1's ptxas)
+        (
+            "0000-steps/0 [default6]:[rank6]: RuntimeError: Internal Triton PTX codegen error:",
+            "cuda_driver_mismatch",
+        ),
+        # vLLM with tensor parallel 4 (the line rules/python/uncaught_exception.yaml carried as an
+        # example of a logger header; the catalog's signature now outranks that fallback on it)
+        (
+            "(VllmWorker rank=2 pid=2307184) ERROR 02-17 14:48:01 multiproc_executor.py:374]"
+            " ValueError: Pointer argument (at 0) cannot be accessed from Triton (cpu tensor?)",
+            "shape_or_dtype_error",
+        ),
+        # github.com/pytorch/torchtitan/issues/1225 (B200, a Triton all-to-all kernel)
+        (
+            "[rank3]: ValueError: Pointer argument (at 0) cannot be accessed from Triton (cpu"
+            " tensor?)",
+            "shape_or_dtype_error",
+        ),
+    ],
+)
+def test_a_real_triton_line_gets_its_class(matcher: Matcher, text: str, failure_class: str) -> None:
+    hits = _catalog_hits(matcher, text)
+    assert hits, f"no {FAMILY} signature matched"
+    assert failure_class in {m.signature.failure_class for m in hits}
+    # the line reports the catalog's signature, not the generic uncaught-exception fallback
+    assert "python.uncaught_exception" not in {m.signature.id for m in matcher.scan_text(text)}
+
+
+def test_a_cuda_error_from_a_triton_launch_is_read_by_the_cuda_signatures(
+    matcher: Matcher,
+) -> None:
+    # the driver's string after Triton's prefix (triton/backends/nvidia/driver.c gpuAssert): the
+    # catalog's signature is a symptom, the CUDA signature names the failure
+    text = "RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered"
+    assert _catalog_hits(matcher, text)
+    assert "illegal_memory_access" in {m.signature.failure_class for m in matcher.scan_text(text)}
+
+
+@pytest.mark.parametrize(
+    ("text", "level", "file", "failure_class"),
+    [
+        # 3.5.1 triton/runtime/build.py
+        (
+            "Failed to find C compiler. Please specify via CC environment variable or set"
+            " triton.knobs.build.impl.",
+            "RuntimeError",
+            "triton/runtime/build.py",
+            "dependency_error",
+        ),
+        # 3.3.1 triton/runtime/cache.py
+        (
+            "Could not create or locate cache dir",
+            "RuntimeError",
+            "triton/runtime/cache.py",
+            "filesystem_permission",
+        ),
+        # 3.1.0 triton/backends/nvidia/driver.c
+        (
+            "Failed to open libcuda.so.1",
+            "RuntimeError",
+            "triton/backends/nvidia/driver.c",
+            "dependency_error",
+        ),
+    ],
+)
+def test_the_mapping_gives_a_mechanism_its_class(
+    text: str, level: str, file: str, failure_class: str
+) -> None:
+    assert_mapped("triton", text, level, file, failure_class)
+
+
+def test_an_exception_class_prints_what_its_str_returns() -> None:
+    tree = ast.parse(
+        "class OutOfResources(TritonError):\n"
+        "    def __init__(self, required, limit, name):\n"
+        "        self.name = name\n"
+        "    def __str__(self) -> str:\n"
+        '        return f"out of resource: {self.name}, Required: {self.required}"\n'
+        "class Old(Exception):\n"
+        "    def __init__(self, required, limit, name):\n"
+        '        self.message = f"out of resource: {name}"\n'
+        '        self.message += ". Reducing block sizes may help."\n'
+    )
+    found = {(text, level) for text, _, _, level in _exception_texts(tree, "triton.runtime.errors")}
+    assert found == {
+        (
+            "out of resource: {self.name}, Required: {self.required}",
+            "triton.runtime.errors.OutOfResources",
+        ),
+        ("out of resource: {name}. Reducing block sizes may help.", "triton.runtime.errors.Old"),
+    }
+
+
+def test_the_drivers_c_raises_are_read_with_their_exception(tmp_path: Path) -> None:
+    source = tmp_path / "triton" / "backends" / "nvidia" / "driver.c"
+    source.parent.mkdir(parents=True)
+    source.write_text(
+        "static bool gpuAssert(CUresult code) {\n"
+        '  const char *prefix = "Triton Error [CUDA]: ";\n'
+        "}\n"
+        "static PyObject *f() {\n"
+        "    PyErr_Format(PyExc_ValueError,\n"
+        '        "Pointer argument (at %d) cannot be accessed from Triton (cpu tensor?)",\n'
+        "        idx);\n"
+        "}\n"
+    )
+    found = {(m.level, m.text, m.style) for m in extract(tmp_path, "3.3.1")}
+    assert found == {
+        ("RuntimeError", "Triton Error [CUDA]: %s", "printf"),
+        (
+            "ValueError",
+            "Pointer argument (at %d) cannot be accessed from Triton (cpu tensor?)",
+            "printf",
+        ),
+    }
