@@ -27,6 +27,8 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="DENPEX_", extra="ignore")
 
+    rules: Path | None = None
+    """A signature library folder used instead of the packaged one (`--rules`)."""
     store: str | None = None
     """The incident store: a SQLite file, a SQLAlchemy URL, or `off` (rules only). Unset: the
     SQLite file in the data folder."""
@@ -62,7 +64,7 @@ class Settings(BaseSettings):
     """Slack's signing secret for `denpex serve --slack-tenant`."""
 
     @field_validator(
-        "store", "index", "data_dir", "cache_dir", "overlay", "broker", "result_backend",
+        "rules", "store", "index", "data_dir", "cache_dir", "overlay", "broker", "result_backend",
         "tenant_secret", "slack_signing_secret", mode="before",
     )  # fmt: skip
     @classmethod

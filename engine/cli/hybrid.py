@@ -310,6 +310,7 @@ def _curation(
     return CurationSettings(
         store_url=store_url(chosen),
         overlay_dir=folder,
+        rules_dir=settings.rules,
         eval_dirs=tuple(evals) if evals is not None else default_eval_dirs(here),
         healthy=tuple(healthy) if healthy is not None else default_healthy(here),
         cache_dir=settings.cache_folder,

@@ -250,6 +250,7 @@ def diagnose_command(
     configured), and is queued for curation. --workers N spreads the scan over N local
     processes; --broker runs it as a job on Celery workers (`denpex jobs worker`)."""
     settings = Settings().given(
+        rules=rules,
         store=store,
         index=index,
         overlay=overlay,
@@ -258,7 +259,7 @@ def diagnose_command(
         llm_timeout=llm_timeout,
     )
     options = DiagnoseOptions(
-        rules_dir=rules,
+        rules_dir=settings.rules,
         backend=backend,
         confidence_threshold=threshold,
         cache_dir=settings.cache_folder if cache else None,
@@ -390,9 +391,9 @@ def run_command_line(
         if bundle is None:
             shutil.rmtree(target, ignore_errors=True)
         raise typer.Exit(0)
-    settings = Settings().given(store=store, overlay=overlay)
+    settings = Settings().given(rules=rules, store=store, overlay=overlay)
     options = DiagnoseOptions(
-        rules_dir=rules,
+        rules_dir=settings.rules,
         cache_dir=settings.cache_folder if cache else None,
         overlay_dir=settings.overlay,
     )
@@ -477,7 +478,7 @@ def serve_command(
         configured = tenants_from_config(json.loads(tenants.read_text(encoding="utf-8")))
     except (OSError, ValueError) as error:
         fail(f"{tenants}: cannot use the tenants file ({error})")
-    environment = Settings().given(store=store, overlay=overlay)
+    environment = Settings().given(rules=rules, store=store, overlay=overlay)
     slack_secret = secret_value(environment.slack_signing_secret)
     if slack_tenant is not None and slack_tenant not in configured:
         fail(f"--slack-tenant {slack_tenant!r} is not a tenant in {tenants}")
@@ -485,7 +486,7 @@ def serve_command(
         fail("--slack-tenant needs Slack's signing secret in $DENPEX_SLACK_SIGNING_SECRET")
     settings = ApiSettings(
         tenants=configured,
-        rules_dir=rules,
+        rules_dir=environment.rules,
         cache_dir=environment.cache_folder if cache else None,
         overlay_dir=environment.overlay,
         job_threshold_bytes=job_threshold,
@@ -518,7 +519,7 @@ def serve_command(
                 overlay_dir=settings.overlay_dir,
                 eval_dirs=default_eval_dirs(here),
                 healthy=default_healthy(here),
-                rules_dir=rules,
+                rules_dir=environment.rules,
                 cache_dir=settings.cache_dir,
             )
     uvicorn.run(
@@ -568,12 +569,12 @@ def bundle_command(
     from denpex.distributed.bundles import BundleName, make_bundle
     from denpex.distributed.local import scan_settings
 
-    settings = Settings().given(overlay=overlay)
+    settings = Settings().given(rules=rules, overlay=overlay)
     secret = secret_value(settings.tenant_secret)
     if not secret:
         fail("the tenant's secret is needed in $DENPEX_TENANT_SECRET to sign the bundle")
     options = DiagnoseOptions(
-        rules_dir=rules,
+        rules_dir=settings.rules,
         cache_dir=settings.cache_folder if cache else None,
         experimental=experimental,
         overlay_dir=settings.overlay,
@@ -658,6 +659,7 @@ def hang_command(
     from denpex.hang.render import to_json, to_text
     from denpex.hang_view import HangRequest, hang_from_paths
 
+    settings = Settings().given(rules=rules)
     if scheduler is not None and scheduler not in {s.value for s in Scheduler}:
         fail(f"--scheduler must be slurm or kubernetes, not {scheduler!r}")
     request = HangRequest(
@@ -667,9 +669,9 @@ def hang_command(
         rank_hosts_file=rank_hosts,
         capture_times_file=capture_times,
         capture_from_mtime=capture_from_mtime,
-        rules_dir=rules,
+        rules_dir=settings.rules,
         backend=backend,
-        cache_dir=Settings().cache_folder if cache else None,
+        cache_dir=settings.cache_folder if cache else None,
     )
     try:
         report = hang_from_paths(request, stdin=sys.stdin.buffer if "-" in paths else None)
@@ -728,9 +730,10 @@ def eval_command(
     from denpex.evaluation.render import render_eval_text
     from denpex.signatures.library import load_library
 
-    cache_dir = Settings().cache_folder if cache else None
+    settings = Settings().given(rules=rules)
+    cache_dir = settings.cache_folder if cache else None
     options = DiagnoseOptions(
-        rules_dir=rules,
+        rules_dir=settings.rules,
         backend=backend,
         confidence_threshold=threshold,
         cache_dir=cache_dir,

@@ -1,10 +1,13 @@
 """Incidents of a real failure no packaged signature knows, recorded as denpex records them.
 
 `tests/curation/novel/` holds Triton's shared-memory limit as three public threads quoted it
-(README.md there). The store records each diagnosis as the hybrid path does (the best effort
-itself is not needed here: `answer=False`), so the first two are queued and the third, settled
-by the shell's `Killed` line, is not: a bare SIGKILL is 0.55, so it is recorded at a threshold of
-0.5, as a deployment that settles such lines would.
+(README.md there). Since Triton's own messages were catalogued (rules/triton_cat), the packaged
+library knows it: the loop is walked on the library as it stood before that catalog
+(`rules_before_triton`, the packaged families less triton_cat), which is what a deployment meets
+with any failure its library does not know yet. The store records each diagnosis as the hybrid
+path does (the best effort itself is not needed here: `answer=False`), so the first two are
+queued and the third, settled by the shell's `Killed` line, is not: a bare SIGKILL is 0.55, so
+it is recorded at a threshold of 0.5, as a deployment that settles such lines would.
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ import pytest
 from denpex.curation.settings import CurationSettings
 from denpex.hybrid.path import HybridPath
 from denpex.hybrid.settings import HybridSettings
+from denpex.match.compiled import compiled_matcher
 from denpex.pipeline import DiagnoseOptions, diagnose
 from denpex.retrieval.embedder import SentenceTransformerEmbedder
+from denpex.signatures.library import default_rules_dir
 from denpex.store.store import IncidentStore, open_store, store_url
-from tests.conftest import REPO, bundled_matcher
+from tests.conftest import REPO, cache_dir
 
 NOVEL = Path(__file__).resolve().parent / "novel"
 LMDEPLOY = NOVEL / "lmdeploy-3992.log"
@@ -29,6 +34,26 @@ MONKEYOCR = NOVEL / "monkeyocr-86.log"
 SGLANG = NOVEL / "sglang-8513.log"
 EVALS = (REPO / "evals" / "corpus", REPO / "evals" / "heldout")
 HEALTHY = (REPO / "evals" / "healthy",)
+
+
+def rules_before_triton() -> Path:
+    """The packaged library less Triton's catalog: a folder of links to its families, kept in
+    the session's cache folder so that its parsed and compiled forms are made once."""
+    folder = cache_dir() / "rules-before-triton"
+    if folder.is_dir():
+        return folder
+    building = folder.with_name(f"{folder.name}.{os.getpid()}")
+    building.mkdir(parents=True)
+    for entry in default_rules_dir().iterdir():
+        if entry.name != "triton_cat":
+            (building / entry.name).symlink_to(entry)
+    try:
+        building.rename(folder)
+    except OSError:  # another test process made it first
+        for link in building.iterdir():
+            link.unlink()
+        building.rmdir()
+    return folder
 
 
 @dataclass
@@ -50,7 +75,7 @@ def record(store: IncidentStore, paths: list[Path], threshold: float = 0.6) -> d
         diagnose(
             [str(log)],
             DiagnoseOptions(confidence_threshold=threshold),
-            matcher=bundled_matcher(),
+            matcher=compiled_matcher(rules_before_triton(), cache_dir=cache_dir()),
             hybrid=path,
         )
         (ids[log.name],) = {i.id for i in store.in_state([])} - before
@@ -63,7 +88,8 @@ def curation_settings(tmp_path: Path, store: IncidentStore) -> CurationSettings:
         overlay_dir=tmp_path / "overlay",
         eval_dirs=EVALS,
         healthy=HEALTHY,
-        cache_dir=Path(os.environ["DENPEX_CACHE_DIR"]),
+        rules_dir=rules_before_triton(),
+        cache_dir=cache_dir(),
         backend="re",
     )
 

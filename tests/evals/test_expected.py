@@ -50,7 +50,9 @@ def test_the_held_out_set_is_collected_text_only_and_shares_no_source_with_the_c
     held_out = [_document(c) for c in _cases(HELD_OUT)]
     corpus_sources = {_document(c)["source"] for c in CORPUS_CASES}
     assert len(held_out) >= 20
-    assert all(d["source"].startswith("https://github.com/") for d in held_out)
+    # Public threads: GitHub issues and pull requests, and (round 27) a project's own forum.
+    assert all(d["source"].startswith("https://") for d in held_out)
+    assert sum(d["source"].startswith("https://github.com/") for d in held_out) >= len(held_out) - 5
     assert all(d["simulated"] == [] for d in held_out)
     assert not corpus_sources & {d["source"] for d in held_out}
 

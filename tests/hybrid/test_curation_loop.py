@@ -1,6 +1,7 @@
 """The whole curation loop on a real failure no packaged signature knows, from the command line.
 
-Triton's shared-memory limit (`tests/curation/novel/`, three public threads): diagnosed best
+Triton's shared-memory limit (`tests/curation/novel/`, three public threads), on the library as
+it stood before Triton's catalog (`DENPEX_RULES`, see tests/curation/conftest.py): diagnosed best
 effort and queued, confirmed by a curator, drafted into a signature, back-tested, promoted into
 the deployment's overlay, and then the same logs are diagnosed confident by the new signature,
 with the overlay's version in the provenance. The packaged library is not touched.
@@ -17,7 +18,7 @@ from typer.testing import CliRunner
 from denpex.cli import app
 from denpex.signatures.library import default_rules_dir
 from tests.conftest import REPO
-from tests.curation.conftest import LMDEPLOY, MONKEYOCR
+from tests.curation.conftest import LMDEPLOY, MONKEYOCR, rules_before_triton
 
 runner = CliRunner()
 EVALS = ["--evals", str(REPO / "evals/corpus"), "--evals", str(REPO / "evals/heldout")]
@@ -30,6 +31,8 @@ def test_a_novel_failure_is_settled_by_the_rules_after_one_curation(
     environment = {
         "DENPEX_STORE": str(tmp_path / "incidents.db"),
         "DENPEX_OVERLAY": str(tmp_path / "overlay"),
+        # The library before Triton's catalog, which now knows this failure (conftest there).
+        "DENPEX_RULES": str(rules_before_triton()),
     }
 
     def run(*args: str, code: int = 0) -> str:
