@@ -43,9 +43,12 @@ UNDETERMINED = {
     # one worker's input ran out inside a collective, but TensorFlow prints the same warning at
     # the end of every epoch of healthy MirroredStrategy runs ...
     "issue-tensorflow-tensorflow-33531",
-    # ... and ollama's start-up lines on four GPUs (blind round 26): the CUDA out-of-memory
-    # error the thread's title quotes is not in the post.
+    # ... ollama's start-up lines on four GPUs (blind round 26): the CUDA out-of-memory
+    # error the thread's title quotes is not in the post ...
     "issue-ollama-ollama-1465",
+    # ... and vLLM's two tensor-parallel ranks connecting over NCCL and then "Processed prompts:
+    # 0%" (blind round 28): the hang is the absence of any later line, with no timeout printed.
+    "issue-vllm-project-vllm-9920",
 }
 FAILING = [
     pytest.param(
