@@ -20,6 +20,12 @@ def decide(emitter: str, text: str, level: str, file: str) -> Decision:
     return mapping.decide(Message(emitter, "x", text, style, file, 1, level, ""))
 
 
+def catalog_hits(matcher: Matcher, text: str, family: str) -> list:
+    """`family`'s signatures that match `text`, also where a signature of higher priority is the
+    one the line reports (the scanner keeps the highest on a line)."""
+    return [m for m in matcher.scan_text(text, keep_all=True) if m.signature.family == family]
+
+
 def assert_emitter_class(matcher: Matcher, text: str, family: str, failure_class: str) -> None:
     """A signature of `family` matches the real line `text`, and one of them says its class."""
     hits = [m for m in matcher.scan_text(text) if m.signature.family == family]

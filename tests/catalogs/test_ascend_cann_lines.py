@@ -21,13 +21,9 @@ from catalogs.ascend_cann.extract import (
     table_messages,
 )
 from denpex.match.scan import Matcher
-from tests.catalogs.mappings import decide
+from tests.catalogs.mappings import catalog_hits, decide
 
 FAMILY = "ascend_cann_cat"
-
-
-def _catalog_hits(matcher: Matcher, text: str) -> list:
-    return [m for m in matcher.scan_text(text, keep_all=True) if m.signature.family == FAMILY]
 
 
 @pytest.mark.parametrize(
@@ -116,7 +112,7 @@ def _catalog_hits(matcher: Matcher, text: str) -> list:
     ],
 )
 def test_a_real_cann_line_gets_its_class(matcher: Matcher, text: str, failure_class: str) -> None:
-    hits = _catalog_hits(matcher, text)
+    hits = catalog_hits(matcher, text, FAMILY)
     assert hits, f"no {FAMILY} signature matched"
     assert failure_class in {m.signature.failure_class for m in hits}
 
@@ -135,7 +131,7 @@ def test_a_real_cann_line_gets_its_class(matcher: Matcher, text: str, failure_cl
     ],
 )
 def test_tags_and_bare_result_codes_are_weak_evidence(matcher: Matcher, text: str) -> None:
-    hits = _catalog_hits(matcher, text)
+    hits = catalog_hits(matcher, text, FAMILY)
     assert hits
     assert all(m.signature.confidence <= 0.35 for m in hits)
 
@@ -146,7 +142,7 @@ def test_the_stuck_notify_detail_is_context_not_a_signature(matcher: Matcher) ->
         "        The 0 stuck notify wait context info:(context_id=13, notify_id=17).[FUNC:"
         "ProcessStarsHcclFftsPlusTimeoutErrorInfo][FILE:device_error_proc.cc][LINE:1664]"
     )
-    assert not _catalog_hits(matcher, text)
+    assert not catalog_hits(matcher, text, FAMILY)
 
 
 @pytest.mark.parametrize(

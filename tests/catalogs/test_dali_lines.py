@@ -10,15 +10,9 @@ from __future__ import annotations
 import pytest
 
 from denpex.match.scan import Matcher
-from tests.catalogs.mappings import assert_mapped
+from tests.catalogs.mappings import assert_mapped, catalog_hits
 
 FAMILY = "dali_cat"
-
-
-def _catalog_hits(matcher: Matcher, text: str) -> list:
-    """The catalog's signatures that match `text`, also where a hand-written signature of higher
-    priority is the one the line reports (the scanner keeps the highest on a line)."""
-    return [m for m in matcher.scan_text(text, keep_all=True) if m.signature.family == FAMILY]
 
 
 @pytest.mark.parametrize(
@@ -50,7 +44,7 @@ def test_a_real_dali_line_gets_its_class(matcher: Matcher, text: str, failure_cl
 
 def test_the_pipeline_report_is_a_symptom_the_operator_s_error_outranks(matcher: Matcher) -> None:
     # github.com/NVIDIA/DALI/issues/2836: the report's lines around the decoder's error
-    report = _catalog_hits(matcher, "Current pipeline object is no longer valid.")
+    report = catalog_hits(matcher, "Current pipeline object is no longer valid.", FAMILY)
     assert {m.signature.role.value for m in report} == {"symptom"}
     cause = matcher.scan_text("CUDA allocation failed")
     assert cause and cause[0].signature.failure_class == "device_oom"

@@ -12,15 +12,9 @@ import pytest
 
 from catalogs.flash_attn.extract import extract
 from denpex.match.scan import Matcher
-from tests.catalogs.mappings import assert_mapped
+from tests.catalogs.mappings import assert_mapped, catalog_hits
 
 FAMILY = "flash_attn_cat"
-
-
-def _catalog_hits(matcher: Matcher, text: str) -> list:
-    """The catalog's signatures that match `text`, also where a hand-written signature of higher
-    priority is the one the line reports (the scanner keeps the highest on a line)."""
-    return [m for m in matcher.scan_text(text, keep_all=True) if m.signature.family == FAMILY]
 
 
 @pytest.mark.parametrize(
@@ -55,7 +49,7 @@ def _catalog_hits(matcher: Matcher, text: str) -> list:
 def test_a_real_flash_attention_line_gets_its_class(
     matcher: Matcher, text: str, failure_class: str
 ) -> None:
-    hits = _catalog_hits(matcher, text)
+    hits = catalog_hits(matcher, text, FAMILY)
     assert hits, f"no {FAMILY} signature matched"
     assert failure_class in {m.signature.failure_class for m in hits}
 

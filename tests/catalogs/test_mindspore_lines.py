@@ -10,13 +10,9 @@ from __future__ import annotations
 import pytest
 
 from denpex.match.scan import Matcher
-from tests.catalogs.mappings import decide
+from tests.catalogs.mappings import catalog_hits, decide
 
 FAMILY = "mindspore_cat"
-
-
-def _catalog_hits(matcher: Matcher, text: str) -> list:
-    return [m for m in matcher.scan_text(text, keep_all=True) if m.signature.family == FAMILY]
 
 
 @pytest.mark.parametrize(
@@ -48,7 +44,7 @@ def _catalog_hits(matcher: Matcher, text: str) -> list:
 def test_a_real_mindspore_line_gets_its_class(
     matcher: Matcher, text: str, failure_class: str
 ) -> None:
-    hits = _catalog_hits(matcher, text)
+    hits = catalog_hits(matcher, text, FAMILY)
     assert hits, f"no {FAMILY} signature matched"
     assert failure_class in {m.signature.failure_class for m in hits}
     assert {m.signature.role.value for m in hits} == {"symptom"}

@@ -11,16 +11,10 @@ from __future__ import annotations
 import pytest
 
 from denpex.match.scan import Matcher
-from tests.catalogs.mappings import assert_mapped, decide
+from tests.catalogs.mappings import assert_mapped, catalog_hits, decide
 
 FAMILY = "neuron_runtime_cat"
 EMITTER = "neuron_runtime"
-
-
-def _catalog_hits(matcher: Matcher, text: str) -> list:
-    """The catalog's signatures that match `text`, also where a signature of higher priority is
-    the one the line reports (the scanner keeps the highest on a line)."""
-    return [m for m in matcher.scan_text(text, keep_all=True) if m.signature.family == FAMILY]
 
 
 @pytest.mark.parametrize(
@@ -117,7 +111,7 @@ def _catalog_hits(matcher: Matcher, text: str) -> list:
     ],
 )
 def test_a_real_neuron_line_gets_its_class(matcher: Matcher, text: str, failure_class: str) -> None:
-    hits = _catalog_hits(matcher, text)
+    hits = catalog_hits(matcher, text, FAMILY)
     assert hits, f"no {FAMILY} signature matched"
     assert failure_class in {m.signature.failure_class for m in hits}
     # and it is what the line reports
@@ -140,7 +134,7 @@ def test_a_real_neuron_line_gets_its_class(matcher: Matcher, text: str, failure_
     ],
 )
 def test_a_generic_runtime_failure_is_a_low_prior_symptom(matcher: Matcher, text: str) -> None:
-    hits = _catalog_hits(matcher, text)
+    hits = catalog_hits(matcher, text, FAMILY)
     assert hits, f"no {FAMILY} signature matched"
     for hit in hits:
         assert hit.signature.failure_class == "unknown"

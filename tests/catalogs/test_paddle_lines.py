@@ -16,15 +16,9 @@ import torch
 from catalogs.paddle.extract import _attributed, _statement
 from catalogs.sostrings import pieces
 from denpex.match.scan import Matcher
-from tests.catalogs.mappings import assert_mapped, decide
+from tests.catalogs.mappings import assert_mapped, catalog_hits, decide
 
 FAMILY = "paddle_cat"
-
-
-def _catalog_hits(matcher: Matcher, text: str) -> list:
-    """The catalog's signatures that match `text`, also where a hand-written signature of higher
-    priority is the one the line reports (the scanner keeps the highest on a line)."""
-    return [m for m in matcher.scan_text(text, keep_all=True) if m.signature.family == FAMILY]
 
 
 @pytest.mark.parametrize(
@@ -85,7 +79,7 @@ def _catalog_hits(matcher: Matcher, text: str) -> list:
     ],
 )
 def test_a_real_paddle_line_gets_its_class(matcher: Matcher, text: str, failure_class: str) -> None:
-    hits = _catalog_hits(matcher, text)
+    hits = catalog_hits(matcher, text, FAMILY)
     assert hits, f"no {FAMILY} signature matched"
     assert failure_class in {m.signature.failure_class for m in hits}
 
@@ -106,7 +100,7 @@ def test_the_allocator_s_out_of_memory_is_read_by_the_hand_written_signature(
     matcher: Matcher, text: str
 ) -> None:
     # the catalog's statement is mapped to cuda.paddle_out_of_memory and generates nothing
-    assert not _catalog_hits(matcher, text)
+    assert not catalog_hits(matcher, text, FAMILY)
     found = matcher.scan_text(text)
     assert [m.signature.id for m in found] == ["cuda.paddle_out_of_memory"]
     assert found[0].signature.failure_class == "device_oom"
@@ -120,7 +114,7 @@ def test_the_launcher_summary_is_a_symptom_that_points_at_the_trainers_logs(
         "ERROR 2021-05-24 17:17:14,611 launch_utils.py:545] ABORT!!! Out of all 4 trainers,"
         " the trainer process with rank=[3] was aborted. Please check its log."
     )
-    roles = {m.signature.role.value for m in _catalog_hits(matcher, text)}
+    roles = {m.signature.role.value for m in catalog_hits(matcher, text, FAMILY)}
     assert roles == {"symptom"}
 
 

@@ -9,15 +9,9 @@ from __future__ import annotations
 import pytest
 
 from denpex.match.scan import Matcher
-from tests.catalogs.mappings import assert_mapped, decide
+from tests.catalogs.mappings import assert_mapped, catalog_hits, decide
 
 FAMILY = "tensorrt_llm_cat"
-
-
-def _catalog_hits(matcher: Matcher, text: str) -> list:
-    """The catalog's signatures that match `text`, also where a hand-written signature of higher
-    priority is the one the line reports (the scanner keeps the highest on a line)."""
-    return [m for m in matcher.scan_text(text, keep_all=True) if m.signature.family == FAMILY]
 
 
 @pytest.mark.parametrize(
@@ -55,7 +49,7 @@ def _catalog_hits(matcher: Matcher, text: str) -> list:
 def test_a_real_tensorrt_llm_line_gets_its_class(
     matcher: Matcher, text: str, failure_class: str, reported: str
 ) -> None:
-    hits = _catalog_hits(matcher, text)
+    hits = catalog_hits(matcher, text, FAMILY)
     assert hits, f"no {FAMILY} signature matched"
     assert failure_class in {m.signature.failure_class for m in hits}
     # what the line reports: a hand-written NCCL signature that reads NCCL's error string
@@ -70,7 +64,7 @@ def test_the_executor_wrapper_is_a_symptom_that_quotes_its_cause(matcher: Matche
         " ../tensorrt_llm/runtime/ncclCommunicator.cpp:90 'invalid usage (run with"
         " NCCL_DEBUG=WARN for details)'"
     )
-    hits = _catalog_hits(matcher, text)
+    hits = catalog_hits(matcher, text, FAMILY)
     roles = {(m.signature.failure_class, m.signature.role.value) for m in hits}
     assert ("unknown", "symptom") in roles
 
@@ -84,7 +78,7 @@ def test_a_cuda_out_of_memory_quoted_by_trtllm_is_device_oom(matcher: Matcher) -
         " CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): out of memory"
         " (/app/tensorrt_llm/cpp/tensorrt_llm/runtime/tllmBuffers.h:112)"
     )
-    assert _catalog_hits(matcher, text)
+    assert catalog_hits(matcher, text, FAMILY)
     assert "device_oom" in {m.signature.failure_class for m in matcher.scan_text(text)}
 
 

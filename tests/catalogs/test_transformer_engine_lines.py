@@ -13,15 +13,9 @@ import pytest
 
 from catalogs.transformer_engine.extract import extract
 from denpex.match.scan import Matcher
-from tests.catalogs.mappings import assert_mapped, decide
+from tests.catalogs.mappings import assert_mapped, catalog_hits, decide
 
 FAMILY = "transformer_engine_cat"
-
-
-def _catalog_hits(matcher: Matcher, text: str) -> list:
-    """The catalog's signatures that match `text`, also where a hand-written signature of higher
-    priority is the one the line reports (the scanner keeps the highest on a line)."""
-    return [m for m in matcher.scan_text(text, keep_all=True) if m.signature.family == FAMILY]
 
 
 @pytest.mark.parametrize(
@@ -70,7 +64,7 @@ def _catalog_hits(matcher: Matcher, text: str) -> list:
 def test_a_real_transformer_engine_line_gets_its_class(
     matcher: Matcher, text: str, failure_class: str
 ) -> None:
-    hits = _catalog_hits(matcher, text)
+    hits = catalog_hits(matcher, text, FAMILY)
     assert hits, f"no {FAMILY} signature matched"
     assert failure_class in {m.signature.failure_class for m in hits}
 

@@ -13,15 +13,9 @@ import pytest
 
 from catalogs.triton.extract import _exception_texts, extract
 from denpex.match.scan import Matcher
-from tests.catalogs.mappings import assert_mapped
+from tests.catalogs.mappings import assert_mapped, catalog_hits
 
 FAMILY = "triton_cat"
-
-
-def _catalog_hits(matcher: Matcher, text: str) -> list:
-    """The catalog's signatures that match `text`, also where a hand-written signature of higher
-    priority is the one the line reports (the scanner keeps the highest on a line)."""
-    return [m for m in matcher.scan_text(text, keep_all=True) if m.signature.family == FAMILY]
 
 
 @pytest.mark.parametrize(
@@ -67,7 +61,7 @@ def _catalog_hits(matcher: Matcher, text: str) -> list:
     ],
 )
 def test_a_real_triton_line_gets_its_class(matcher: Matcher, text: str, failure_class: str) -> None:
-    hits = _catalog_hits(matcher, text)
+    hits = catalog_hits(matcher, text, FAMILY)
     assert hits, f"no {FAMILY} signature matched"
     assert failure_class in {m.signature.failure_class for m in hits}
     # the line reports the catalog's signature, not the generic uncaught-exception fallback
@@ -80,7 +74,7 @@ def test_a_cuda_error_from_a_triton_launch_is_read_by_the_cuda_signatures(
     # the driver's string after Triton's prefix (triton/backends/nvidia/driver.c gpuAssert): the
     # catalog's signature is a symptom, the CUDA signature names the failure
     text = "RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered"
-    assert _catalog_hits(matcher, text)
+    assert catalog_hits(matcher, text, FAMILY)
     assert "illegal_memory_access" in {m.signature.failure_class for m in matcher.scan_text(text)}
 
 
