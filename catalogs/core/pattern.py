@@ -331,8 +331,11 @@ _META = frozenset(".^$*+?()[]{}|\\#")
 
 
 def _escape_char(char: str) -> str:
-    if not char.isascii() or not char.isprintable():
-        return "".join(f"\\x{byte:02x}" for byte in char.encode())
+    # A character beyond ASCII is written as itself: the scanner compiles the UTF-8 of the
+    # pattern, which matches the same bytes, while the confirming `re` works on text, where a
+    # byte escape such as \xc3 names a different character and never matches.
+    if char.isascii() and not char.isprintable():
+        return f"\\x{ord(char):02x}"
     return "\\" + char if char in _META else char
 
 

@@ -146,6 +146,16 @@ def test_multiline_messages_keep_their_most_distinctive_line() -> None:
     assert _search(converted.regex, "unhandled cuda error, NCCL version 2.18.3")
 
 
+def test_characters_beyond_ascii_are_matched_as_the_text_prints_them() -> None:
+    # megatron/core/inference: the em dash is in the format itself
+    text = "request %d has been deferred by CG-aware admission for %d steps — possible starvation"
+    converted = convert(text, "printf")
+    line = "request 12 has been deferred by CG-aware admission for 40 steps — possible starvation"
+    assert compile_problems([converted.regex]) == {}
+    assert _search(converted.regex, line)
+    assert re.search(converted.regex.encode(), line.encode())
+
+
 def test_every_converted_pattern_compiles_in_both_backends() -> None:
     texts = [
         "NET/IB : Got completion from peer %s with error %d, opcode %d, len %d, vendor err %d (%s)",
