@@ -66,13 +66,16 @@ class Culprit:
 
     @property
     def diverged(self) -> bool:
-        return self.finding is not None and self.finding.mechanism == "odd_one_out"
+        """The ranks' own records show different calls at one point (one odd rank, or two
+        sides): the mismatch is observed, not inferred from which ranks stopped reporting."""
+        return self.finding is not None and self.failure_class == divergent_calls_class()
 
     def explanation(self) -> str:
         waiting = _ranks(self.waiting)
         at = f" at collective SeqNum {self.seq}" if self.seq else ""
         if self.diverged and self.finding is not None:
-            return f"ranks {waiting} timed out{at}; {self.finding.evidence}"
+            observed = self.finding.evidence or self.finding.reason
+            return f"ranks {waiting} timed out{at}; {observed}" if self.waiting else observed
         if self.relay not in _HEADLINE:
             if self.suspects:
                 return (

@@ -204,10 +204,16 @@ def to_root_cause(
     caveat = signature.caveat if signature is not None else ""
     if hypothesis.culprit is not None:
         title = hypothesis.culprit.headline()
-        caveat = (
-            "Inferred from symptoms only: no root-cause record was found for the suspects. "
-            + caveat
+        # Calls that differ at one point are the mismatch itself, read from the ranks' records;
+        # only which side diverged is left open. Anything else is a reading of symptoms, and
+        # the best effort may outweigh it (hybrid/fuse.py reads this prefix).
+        lead = (
+            "Read from the ranks' own records of the collective; which side diverged first "
+            "is not in evidence. "
+            if hypothesis.culprit.diverged
+            else "Inferred from symptoms only: no root-cause record was found for the suspects. "
         )
+        caveat = lead + caveat
     reading = hypothesis.reading
     if reading is not None:
         title = (

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from denpex.hybrid.fuse import is_partial, load_cues
 from denpex.models import RankBasis, RootCause
 from tests.conftest import REPO, diagnose_paths, write_job
 
@@ -155,6 +156,10 @@ def test_ranks_stuck_at_one_seqnum_in_different_calls_are_a_mismatch_with_no_sid
     assert top.originating_rank is None
     assert top.candidate_ranks == [0, 1]
     assert "4311252" in top.candidate_reason and "SeqNum 3437" in top.candidate_reason
+    # The mismatch is read from the ranks' records, not guessed from who went quiet: the best
+    # effort must not treat it as a symptom-only reading it may outweigh.
+    assert top.title.startswith("Collectives differ: at SeqNum 3437")
+    assert not is_partial(top, load_cues())
 
 
 # Real lines (public issue axolotl-ai-cloud/axolotl#1698): DeepSpeed ZeRO-3 with CPU offload
