@@ -526,10 +526,8 @@ def held_out(
 ) -> HeldOut:
     """Re-diagnose each case that a signature family settled, without that family."""
     families = sorted({f for r in report.results if (f := _family_of(r)) is not None})
-    matchers = {
-        family: Matcher(library.without_families([family]), options.backend, cache_dir)
-        for family in families
-    }
+    whole = Matcher(library, options.backend, cache_dir)
+    matchers = {family: whole.without_families([family]) for family in families}
     by_name = {case.name: case for case in case_dirs(corpus)}
     abnormal = abnormal_lines(options.backend, cache_dir)
     results: list[CaseResult] = []

@@ -129,7 +129,8 @@ def evaluate_family_out(
     cases = load_corpora(corpora)
     recorder = scratch_path(workdir, embedder)
     try:
-        indexed = index_corpus(cases, recorder, library, threshold, cache_dir)
+        whole = Matcher(library, cache_dir=cache_dir)
+        indexed = index_corpus(cases, recorder, whole, threshold)
         answering = HybridPath(
             recorder.settings,
             store=recorder.store,
@@ -144,9 +145,9 @@ def evaluate_family_out(
         options = DiagnoseOptions(confidence_threshold=threshold)
         for family in chosen:
             settled = [item for item in indexed if _settled_by(item, family)]
-            if not settled:  # compiling the library without a family that settles nothing
-                continue  # would take seconds and change no answer
-            matcher = Matcher(library.without_families([family]), cache_dir=cache_dir)
+            if not settled:
+                continue
+            matcher = whole.without_families([family])
             for item in settled:
                 assert item.case.failure_class is not None
                 diagnosis = diagnose(

@@ -73,14 +73,11 @@ def scratch_path(workdir: Path, embedder: Embedder, *, answer: bool = False) -> 
 def index_corpus(
     cases: Sequence[LabelledCase],
     path: HybridPath,
-    library: Library,
+    matcher: Matcher,
     threshold: float,
-    cache_dir: Path | None = None,
 ) -> list[IndexedCase]:
-    """Diagnoses and stores every labelled case, confirmed with its label. `cache_dir`: where
-    compiled scanner databases are kept between runs."""
+    """Diagnoses and stores every labelled case, confirmed with its label."""
     capture = _Capture(path)
-    matcher = Matcher(library, cache_dir=cache_dir)
     indexed = []
     for case in cases:
         if case.failure_class is None:
@@ -180,7 +177,7 @@ def evaluate_retrieval(
     cases = load_corpora(corpora)
     path = scratch_path(workdir, embedder)
     try:
-        indexed = index_corpus(cases, path, library, threshold, cache_dir)
+        indexed = index_corpus(cases, path, Matcher(library, cache_dir=cache_dir), threshold)
         names = {item.incident_id: item.case.name for item in indexed}
         by_case = {item.case.name: item.incident_id for item in indexed}
         report = RetrievalReport(clean_cases=[c.name for c in cases if c.failure_class is None])

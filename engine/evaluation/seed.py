@@ -16,6 +16,7 @@ from pathlib import Path
 
 import denpex.retrieval
 from denpex.evaluation.retrieval import index_corpus, scratch_path
+from denpex.match.scan import Matcher
 from denpex.retrieval.corpus import load_corpora
 from denpex.retrieval.embedder import SentenceTransformerEmbedder
 from denpex.retrieval.seed import SEED_RESOURCE, SEED_VECTORS, SEED_VECTORS_META
@@ -27,7 +28,7 @@ def build_seed(corpora: Sequence[Path]) -> list[dict[str, object]]:
     cases = load_corpora(corpora)
     with tempfile.TemporaryDirectory(prefix="denpex-seed-") as workdir:
         path = scratch_path(Path(workdir), SentenceTransformerEmbedder())
-        indexed = index_corpus(cases, path, load_library(), threshold=0.6)
+        indexed = index_corpus(cases, path, Matcher(load_library()), threshold=0.6)
         incidents = path.store.incidents(item.incident_id for item in indexed)
         by_id = {incident.id: incident for incident in incidents}
         rows = []

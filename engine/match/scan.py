@@ -40,7 +40,7 @@ from denpex.ingest.reader import Chunk, ReadReport, iter_chunks
 from denpex.ingest.sources import READ_ERRORS, Input, Rejoined
 from denpex.ingest.timestamps import parse_stamp
 from denpex.progress.series import ProgressReader, ProgressRecord, ProgressScanner
-from denpex.signatures.backends import Scanner, make_scanner
+from denpex.signatures.backends import LineStarts, Scanner, make_scanner
 from denpex.signatures.library import Library, PatternRef
 from denpex.signatures.signature import Role, Signature
 
@@ -210,6 +210,19 @@ class _PatternGroup:
         self.refs = refs
         self._confirmers: list[_Confirmer | None] = [None] * len(refs)
 
+    @functools.cached_property
+    def _families(self) -> tuple[str, ...]:
+        return tuple(ref.signature.family for ref in self.refs)
+
+    def without(self, families: frozenset[str]) -> _PatternGroup:
+        """This group less the patterns of `families`, on the same compiled scanner."""
+        excluded = frozenset(i for i, family in enumerate(self._families) if family in families)
+        if not excluded:
+            return self
+        twin = copy.copy(self)
+        twin.scanner = _WithoutPatterns(self.scanner, excluded)
+        return twin
+
     def confirmer(self, index: int) -> _Confirmer:
         confirmer = self._confirmers[index]
         if confirmer is None:  # two threads may both compile it; either result is the same
@@ -227,6 +240,21 @@ class _PatternGroup:
                 ),
             )
         return confirmer
+
+
+class _WithoutPatterns:
+    """A compiled scanner that no longer reports some of its patterns. The scanners report
+    each pattern's lines on their own, so this reports what a scanner compiled without those
+    patterns would."""
+
+    def __init__(self, inner: Scanner, excluded: frozenset[int]) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.excluded = excluded
+
+    def candidate_lines(self, buffer: bytes) -> LineStarts:
+        found = self.inner.candidate_lines(buffer)
+        return {index: starts for index, starts in found.items() if index not in self.excluded}
 
 
 class Matcher:
@@ -261,6 +289,16 @@ class Matcher:
             raise ValueError("the libraries hold different signatures")
         twin = copy.copy(self)
         twin.library = library
+        return twin
+
+    def without_families(self, families: Iterable[str]) -> Matcher:
+        """This matcher less the signatures of `families` (an ablation), without compiling the
+        smaller library: the same scanners, told to drop those patterns' lines."""
+        dropped = frozenset(families)
+        twin = copy.copy(self)
+        twin.library = self.library.without_families(dropped)
+        twin._abnormal = self._abnormal.without(dropped)
+        twin._context = self._context.without(dropped)
         return twin
 
     @property

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from denpex.evaluation.retrieval import IndexedCase, index_corpus, scratch_path
+from denpex.match.scan import Matcher
 from denpex.retrieval.corpus import load_cases
 from denpex.retrieval.embedder import SentenceTransformerEmbedder
 from tests.conftest import cache_dir, cached_library
@@ -54,8 +55,7 @@ def indexed(
     """(the recording hybrid path, the stored cases by name); the store holds every labelled
     case, confirmed with its label, as a curator would have left it."""
     path = scratch_path(tmp_path_factory.mktemp("store"), embedder)
-    cases = index_corpus(
-        load_cases(stored_corpus), path, cached_library(), threshold=0.6, cache_dir=cache_dir()
-    )
+    matcher = Matcher(cached_library(), cache_dir=cache_dir())
+    cases = index_corpus(load_cases(stored_corpus), path, matcher, threshold=0.6)
     yield path, {item.case.name: item for item in cases}
     path.store.close()
