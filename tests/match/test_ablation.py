@@ -3,8 +3,6 @@ would, on the same compiled scanners (the family-out evaluations ablate one fami
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from denpex.match.scan import Matcher
