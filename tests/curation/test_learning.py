@@ -37,5 +37,6 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "26": 15,
         "27": 16,
         "28": 16,
+        "29": 12,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]
