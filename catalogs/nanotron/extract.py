@@ -19,11 +19,13 @@ from catalogs import python_messages as pm
 INCLUDE = ("src/nanotron/",)
 EXCLUDE: tuple[str, ...] = ()
 # `assert cond, "..."` is a user-facing check in the configuration, the parallel set-up, the
-# trainer and checkpoint loading (it names the setting or file that does not fit); elsewhere an
-# assert is an internal invariant.
+# pipeline engine's schedule (the micro-batches a pipeline of that depth needs), the trainer and
+# checkpoint loading (it names the setting or file that does not fit); elsewhere an assert is an
+# internal invariant.
 ASSERT_PATHS = (
     "src/nanotron/config/",
     "src/nanotron/parallel/context.py",
+    "src/nanotron/parallel/pipeline_parallel/engine.py",
     "src/nanotron/trainer.py",
     "src/nanotron/serialize/",
     "src/nanotron/data/",
