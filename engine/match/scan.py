@@ -203,9 +203,22 @@ class _PatternGroup:
     a log meets a few dozen of them)."""
 
     def __init__(
-        self, refs: list[PatternRef], backend: str, thin: bool, cache_dir: Path | None
+        self,
+        refs: list[PatternRef],
+        backend: str,
+        thin: bool,
+        cache_dir: Path | None,
+        added_from: int | None = None,
     ) -> None:
-        self.scanner = make_scanner([ref.spec for ref in refs], backend, cache_dir)
+        specs = [ref.spec for ref in refs]
+        if added_from is None or added_from >= len(refs):
+            self.scanner: Scanner = make_scanner(specs, backend, cache_dir)
+        else:
+            self.scanner = _Joined(
+                make_scanner(specs[:added_from], backend, cache_dir),
+                make_scanner(specs[added_from:], backend, cache_dir),
+                added_from,
+            )
         self.thin = thin
         self.refs = refs
         self._confirmers: list[_Confirmer | None] = [None] * len(refs)
@@ -242,6 +255,21 @@ class _PatternGroup:
         return confirmer
 
 
+class _Joined:
+    """Two compiled scanners read as one: the packaged library's and what was added to it
+    (an overlay, a draft), whose pattern indexes follow the first's."""
+
+    def __init__(self, first: Scanner, second: Scanner, offset: int) -> None:
+        self.first, self.second, self.offset = first, second, offset
+        self.name = first.name
+
+    def candidate_lines(self, buffer: bytes) -> LineStarts:
+        found = self.first.candidate_lines(buffer)
+        for index, starts in self.second.candidate_lines(buffer).items():
+            found[index + self.offset] = starts
+        return found
+
+
 class _WithoutPatterns:
     """A compiled scanner that no longer reports some of its patterns. The scanners report
     each pattern's lines on their own, so this reports what a scanner compiled without those
@@ -270,10 +298,20 @@ class Matcher:
         self, library: Library, backend: str = "auto", cache_dir: Path | None = None
     ) -> None:
         self.library = library
+        added = len(library.patterns) if library.added_from is None else library.added_from
         abnormal = [r for r in library.patterns if r.role is not Role.context]
         context = [r for r in library.patterns if r.role is Role.context]
-        self._abnormal = _PatternGroup(abnormal, backend, thin=False, cache_dir=cache_dir)
-        self._context = _PatternGroup(context, backend, thin=True, cache_dir=cache_dir)
+        # Added signatures' patterns come after the packaged ones in each group, as in the
+        # library: each group compiles the packaged part apart (see `Library.added_from`).
+        packaged = library.patterns[:added]
+        abnormal_from = sum(r.role is not Role.context for r in packaged)
+        context_from = len(packaged) - abnormal_from
+        self._abnormal = _PatternGroup(
+            abnormal, backend, thin=False, cache_dir=cache_dir, added_from=abnormal_from
+        )
+        self._context = _PatternGroup(
+            context, backend, thin=True, cache_dir=cache_dir, added_from=context_from
+        )
         self._progress = ProgressScanner(backend, cache_dir)
 
     @property

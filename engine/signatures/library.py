@@ -78,6 +78,10 @@ class Library:
     patterns: tuple[PatternRef, ...] = field(repr=False)
     overlay: str | None = None
     """The overlay's version and digest (`3+0a1b2c3d4e5f`) when an overlay is loaded."""
+    added_from: int | None = None
+    """Where the patterns of signatures added to the packaged ones (an overlay's, a draft's)
+    begin in `patterns`, or None when none were added: a matcher compiles the two parts apart,
+    so the packaged library's compiled database is reused whatever is added."""
 
     @property
     def label(self) -> str:
@@ -130,6 +134,7 @@ class Library:
             signatures=(*self.signatures, *added),
             patterns=(*self.patterns, *extra.patterns),
             overlay=overlay or self.overlay,
+            added_from=len(self.patterns) if self.added_from is None else self.added_from,
         )
 
 
