@@ -318,10 +318,23 @@ def release_root(checkout: Path, release: str) -> Path:
     return sub if sub.is_dir() else checkout
 
 
+_STATES_A_REQUIREMENT = re.compile(
+    r"(?i)\b(?:must|should|needs? to|has to|have to) (?:not )?(?:be|have|match|equal|divide)\b"
+    r"|\bat (?:least|most)\b|divisib|\bnot (?:yet )?supported|\bonly supports?\b|unsupported"
+    r"|\bexpected\b.{0,80}\b(?:got|but|found|instead)\b|\brequires?\b|\bcan(?:not|'t) be\b"
+    r"|\bplease\b|\bincompatible\b|\bmismatch"
+)
+"""An assert message that states what the program needs of its input or settings."""
+
+
 def in_scope(found: Found, assert_paths: tuple[str, ...]) -> bool:
-    """`assert cond, "..."` counts only in the files where asserts are user-facing config checks;
-    elsewhere they are internal invariants that never reach a training log as advice."""
-    return found.level != "AssertionError" or found.file.startswith(assert_paths)
+    """`assert cond, "..."` counts in the files where asserts are user-facing config checks, and
+    elsewhere when its message states a requirement the run did not meet ("micro-batches must
+    be at least PP_SIZE-1"): that reaches a training log as advice. Other asserts are internal
+    invariants ("bucket is not ready")."""
+    if found.level != "AssertionError" or found.file.startswith(assert_paths):
+        return True
+    return _STATES_A_REQUIREMENT.search(found.text) is not None
 
 
 def to_messages(found: Iterable[Found], emitter: str, release: str) -> list:

@@ -99,22 +99,33 @@ def test_megatron_and_deepspeed_level_helpers_are_read(tmp_path: Path) -> None:
     ]
 
 
-def test_asserts_count_only_in_the_configuration_checks(tmp_path: Path) -> None:
-    # megatron core_v0.19 megatron/training/arguments.py vs. an internal invariant elsewhere
+def test_asserts_count_in_the_configuration_checks_and_where_they_state_a_requirement(
+    tmp_path: Path,
+) -> None:
+    # megatron core_v0.19 megatron/training/arguments.py vs. an internal invariant elsewhere;
+    # nanotron's pipeline engine (parallel/pipeline_parallel/engine.py) checks the schedule
+    # against the settings outside any configuration file
     (tmp_path / "megatron/training").mkdir(parents=True)
     (tmp_path / "megatron/core").mkdir(parents=True)
     (tmp_path / "megatron/training/arguments.py").write_text(
         'assert args.num_layers is not None, "num_layers must be specified"\n'
     )
-    (tmp_path / "megatron/core/buffer.py").write_text('assert x, "bucket is not ready"\n')
+    (tmp_path / "megatron/core/buffer.py").write_text(
+        'assert x, "bucket is not ready"\n'
+        "assert n >= pp - 1, (\n"
+        '    f"Number of microbatches ({n}) must be at least PP_SIZE-1={pp - 1} when using "\n'
+        '    "the OneForwardOneBackwardPipelineEngine"\n'
+        ")\n"
+    )
     (tmp_path / "megatron/core/tests").mkdir()
     (tmp_path / "megatron/core/tests/test_x.py").write_text('raise ValueError("in a test")\n')
-    assert [f.text for f in scan(tmp_path, ("megatron/",))] == [
-        "bucket is not ready",
+    assert len(list(scan(tmp_path, ("megatron/",)))) == 3
+    kept = [f for f in scan(tmp_path, ("megatron/",)) if in_scope(f, CONFIG_CHECKS)]
+    assert [f.text for f in kept] == [
+        "Number of microbatches ({n}) must be at least PP_SIZE-1={pp - 1} when using the "
+        "OneForwardOneBackwardPipelineEngine",
         "num_layers must be specified",
     ]
-    kept = [f for f in scan(tmp_path, ("megatron/",)) if in_scope(f, CONFIG_CHECKS)]
-    assert [f.text for f in kept] == ["num_layers must be specified"]
 
 
 def test_plain_values_and_calls_without_literal_text_are_not_messages(tmp_path: Path) -> None:
