@@ -3,7 +3,7 @@ overrides a specific rules candidate on weak evidence."""
 
 from __future__ import annotations
 
-from denpex.hybrid.fuse import SYMPTOM_ONLY, fuse, load_cues
+from denpex.hybrid.fuse import SYMPTOM_ONLY, cue_support, fuse, load_cues
 from denpex.models import RootCause, Source
 from denpex.retrieval.similar import ClassVote, Neighbour
 from denpex.store.records import Label, LabelSource
@@ -87,3 +87,13 @@ def test_every_cue_names_taxonomy_classes() -> None:
     for cue in load_cues().cues:
         for cls in cue.classes:
             assert failure_class(cls).id == cls
+
+
+def test_a_missing_attribute_is_a_version_cue_only_when_a_module_lacks_it() -> None:
+    # Real lines: torch_xla's checkpointing on PyTorch 2.1 (aws-neuron-sdk's troubleshooting
+    # page) and nanotron's trainer reading the loss on a pipeline stage that has none
+    # (public issue huggingface/nanotron#405).
+    skew = "AttributeError: module 'torch' has no attribute 'xla'"
+    none = "[rank0]: AttributeError: 'NoneType' object has no attribute 'item'"
+    assert "dependency_error" in cue_support([skew], load_cues())
+    assert "dependency_error" not in cue_support([none], load_cues())
