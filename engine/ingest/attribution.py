@@ -79,13 +79,14 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("local_rank", re.compile(r"\[(?!rank\d)[A-Za-z_][A-Za-z_-]*?(?P<n>\d+)\]:[ ]?")),
     # mpirun --tag-output: [jobid,rank]<stdout>:
     ("rank", re.compile(r"\[\d+,(?P<n>\d+)\]<std(?:out|err)>:[ ]?")),
-    # Worker processes: Ray's (RayTrainWorker pid=123, ip=10.0.0.2), vLLM's
+    # Worker processes: Ray's (RayTrainWorker pid=123, ip=10.0.0.2), or an actor's own repr
+    # before the pid, (worker6, rank=6, pid=8930, ip=10.42.3.242); vLLM's
     # (VllmWorker rank=2 pid=2307184) and (Worker_TP1 pid=530), whose TP index is the worker rank.
     (
         "worker",
         re.compile(
-            r"\((?:(?:Worker_TP(?P<tp>\d+)|[\w.]+) )?(?:rank=(?P<n>\d+) )?pid=(?P<pid>\d+)"
-            r"(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\)[ ]?"
+            r"\((?:(?:Worker_TP(?P<tp>\d+)|[\w.]+)(?:, rank=(?P<actor_rank>\d+),)? )?"
+            r"(?:rank=(?P<n>\d+) )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9a-fA-F.:]+))?\)[ ]?"
         ),
     ),
     # NCCL's own lines: host:pid:tid [cuda device] (the device index is not a rank).
@@ -145,7 +146,7 @@ def split_prefixes(line: str, *, srun_labelled: bool = False) -> Prefixed:
             elif kind == "worker":
                 pid = identifier(found["pid"])
                 host = found["ip"] or host
-                worker_rank = found["n"] or found["tp"]
+                worker_rank = found["n"] or found["actor_rank"] or found["tp"]
                 rank = identifier(worker_rank) if worker_rank is not None else rank
             position = found.end()
             progressed = True

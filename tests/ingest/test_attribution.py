@@ -58,6 +58,16 @@ def test_ray_worker_prefix_gives_pid_and_address() -> None:
     assert prefixed.message.startswith("RuntimeError: CUDA error")
 
 
+def test_a_ray_actor_s_own_repr_before_the_pid_names_its_rank() -> None:
+    # Megatron-LM's workers under Ray (public issue NVIDIA/Megatron-LM#907)
+    prefixed = split_prefixes(
+        '(worker6, rank=6, pid=8930, ip=10.42.3.242)   File "/opt/megatron-lm/megatron/core/'
+        'datasets/gpt_dataset.py", line 111, in __init__'
+    )
+    assert prefixed.who == Attribution(rank=6, pid=8930, host="10.42.3.242")
+    assert prefixed.message.lstrip().startswith('File "/opt/megatron-lm')
+
+
 def test_mpirun_tag_output_prefix_gives_rank() -> None:
     prefixed = split_prefixes("[1,5]<stderr>:Traceback (most recent call last):")
     assert prefixed.who.rank == 5
