@@ -39,5 +39,6 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "28": 16,
         "29": 12,
         "30": 9,
+        "31": 6,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]
