@@ -38,17 +38,19 @@ def test_a_real_apex_line_gets_its_class(matcher: Matcher, text: str, failure_cl
     assert failure_class in {m.signature.failure_class for m in hits}
 
 
-def test_the_microbatch_assert_is_read_by_the_hand_written_divisibility_signature(
+def test_the_microbatch_assert_is_read_by_the_megatron_catalog_signature(
     matcher: Matcher,
 ) -> None:
-    # Megatron-LM's check, copied into apex.transformer.microbatches (the hand-written
-    # signature's example, Megatron's wording)
+    # Megatron-LM's check, copied into apex.transformer.microbatches (Megatron's wording): the
+    # Megatron-LM catalog reads its asserts that state a requirement, so its signature, not
+    # apex's nor the generic divisibility fallback, is the one that fires
     text = (
         "[rank0]: AssertionError: global batch size (16) is not divisible by micro batch size"
         " (2) times data parallel size (16)"
     )
     found = matcher.scan_text(text)
-    assert found and found[0].signature.id == "python.divisibility_constraint"
+    assert found and found[0].signature.family == "megatron_cat"
+    assert found[0].signature.failure_class == "framework_config_error"
 
 
 @pytest.mark.parametrize(
