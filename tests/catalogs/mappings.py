@@ -26,6 +26,14 @@ def catalog_hits(matcher: Matcher, text: str, family: str) -> list:
     return [m for m in matcher.scan_text(text, keep_all=True) if m.signature.family == family]
 
 
+def assert_catalog_reads(matcher: Matcher, text: str, family: str, failure_class: str) -> None:
+    """A signature of `family` matches the real line `text` (whichever the line reports), and
+    one of them says its class."""
+    hits = catalog_hits(matcher, text, family)
+    assert hits, f"no {family} signature matched"
+    assert failure_class in {m.signature.failure_class for m in hits}
+
+
 def assert_emitter_class(matcher: Matcher, text: str, family: str, failure_class: str) -> None:
     """A signature of `family` matches the real line `text`, and one of them says its class."""
     hits = [m for m in matcher.scan_text(text) if m.signature.family == family]

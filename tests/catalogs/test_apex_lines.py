@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from denpex.match.scan import Matcher
-from tests.catalogs.mappings import assert_mapped
+from tests.catalogs.mappings import assert_catalog_reads, assert_mapped
 
 FAMILY = "apex_cat"
 
@@ -32,10 +32,7 @@ FAMILY = "apex_cat"
     ],
 )
 def test_a_real_apex_line_gets_its_class(matcher: Matcher, text: str, failure_class: str) -> None:
-    found = matcher.scan_text(text, keep_all=True)
-    hits = [m for m in found if m.signature.family == FAMILY]
-    assert hits, f"no {FAMILY} signature matched"
-    assert failure_class in {m.signature.failure_class for m in hits}
+    assert_catalog_reads(matcher, text, FAMILY, failure_class)
 
 
 def test_the_microbatch_assert_is_read_by_the_megatron_catalog_signature(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from denpex.match.scan import Matcher
-from tests.catalogs.mappings import assert_mapped
+from tests.catalogs.mappings import assert_catalog_reads, assert_mapped
 
 FAMILY = "fairscale_cat"
 
@@ -41,9 +41,7 @@ FAMILY = "fairscale_cat"
 def test_real_fairscale_lines_get_their_class(
     matcher: Matcher, text: str, failure_class: str
 ) -> None:
-    hits = [m for m in matcher.scan_text(text, keep_all=True) if m.signature.family == FAMILY]
-    assert hits, f"no {FAMILY} signature matched"
-    assert failure_class in {m.signature.failure_class for m in hits}
+    assert_catalog_reads(matcher, text, FAMILY, failure_class)
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from denpex.match.scan import Matcher
-from tests.catalogs.mappings import assert_mapped
+from tests.catalogs.mappings import assert_catalog_reads, assert_mapped
 
 FAMILY = "nanotron_cat"
 
@@ -21,9 +21,7 @@ def test_a_real_nanotron_line_gets_its_class(matcher: Matcher) -> None:
     text = (
         "AssertionError: You must have a training stage starting at 1 in the config's data_stages"
     )
-    hits = [m for m in matcher.scan_text(text, keep_all=True) if m.signature.family == FAMILY]
-    assert hits, f"no {FAMILY} signature matched"
-    assert "framework_config_error" in {m.signature.failure_class for m in hits}
+    assert_catalog_reads(matcher, text, FAMILY, "framework_config_error")
 
 
 @pytest.mark.parametrize(

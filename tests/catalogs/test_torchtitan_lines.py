@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from denpex.match.scan import Matcher
-from tests.catalogs.mappings import assert_mapped
+from tests.catalogs.mappings import assert_catalog_reads, assert_mapped
 
 FAMILY = "torchtitan_cat"
 
@@ -22,9 +22,7 @@ def test_a_real_torchtitan_line_gets_its_class(matcher: Matcher) -> None:
         "  ValueError: Mesh 'tp' is not available. Ensure the corresponding parallelism dimension"
         " is enabled (size > 1)."
     )
-    hits = [m for m in matcher.scan_text(text, keep_all=True) if m.signature.family == FAMILY]
-    assert hits, f"no {FAMILY} signature matched"
-    assert "framework_config_error" in {m.signature.failure_class for m in hits}
+    assert_catalog_reads(matcher, text, FAMILY, "framework_config_error")
 
 
 @pytest.mark.parametrize(
