@@ -2,9 +2,12 @@
 
 The checkout is the `nvidia-cuda-runtime-cu12` wheel unpacked (it ships `include/driver_types.h`
 and `lib/libcudart.so.12`) plus `reference/cuda_errors.md`, the reviewed table of printed
-strings (its section 6 pairs each code with the text libcudart prints). A code's message is the
-wording PyTorch's `C10_CUDA_CHECK` prints, `CUDA error: <string>`; a code whose string the
-reference does not give is kept with its enum name alone.
+strings (its section 6 pairs each code with the text libcudart prints). A code's message is
+that string, the text `cudaGetErrorString` returns: every program quotes it in its own wrapper
+(PyTorch's `CUDA error: <string>`, NCCL's `Cuda failure '<string>'`, nccl-tests' `CUDA failure
+common.cu:892 '<string>'`, CuPy's `cudaErrorMemoryAllocation: <string>`), so the wrappers are the
+anchor (`source.yaml`) that a string too short to stand alone is matched after. A code whose
+string the reference does not give is kept with its enum name alone.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ def extract(checkout: Path, release: str) -> list[Message]:
     strings = printed_strings((checkout / REFERENCE).read_text(encoding="utf-8"))
     found: list[Message] = []
     for member in members(header, "cudaError"):
-        text = f"CUDA error: {strings[member.name]}" if member.name in strings else member.name
+        text = strings.get(member.name, member.name)
         found.append(
             Message(EMITTER, release, text, "literal", HEADER, member.line, "ERROR", member.name)
         )

@@ -302,7 +302,11 @@ def test_a_real_rocm_line_gets_its_class(
         for m in found
         if m.signature.priority == top
     }
-    assert winners == {(family, failure_class)}
+    # The CUDA runtime's catalog reads an error string inside any wrapper that quotes it (NCCL's
+    # "Cuda failure '...'" too); where that string's class is unclear it may fire beside the
+    # wrapper's signature, but it never brings another class.
+    assert (family, failure_class) in winners
+    assert {c for _, c in winners} - {failure_class} <= {"unknown"}
 
 
 @pytest.mark.parametrize(
