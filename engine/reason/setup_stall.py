@@ -12,6 +12,10 @@ completes: the log simply ends after the announcement.
 - Ending after the training loop's start (Megatron's and GPT-NeoX's `training ...`), with no
   step reported: a suspected `collective_timeout` in the first steps (every rank's first
   collectives, and the communicators they create).
+- Ending on an inference engine's start-up (vLLM's and SGLang's weights loaded, KV cache sized,
+  workers placed in the world, an offline run's first batch), with no "ready" or request line
+  after: a suspected `collective_timeout` in the engine's first collectives (NCCL communicators,
+  custom all-reduce, CUDA graph capture across its tensor-parallel workers).
 - Ending on a just-in-time extension build or load (torch.utils.cpp_extension's "Loading
   extension module", DeepSpeed's and ColossalAI's op builders), with no "Time to load" after:
   a suspected `dependency_error`, the build directory's lock left by a build that died.
@@ -70,6 +74,16 @@ _TRAINING = _Reading(
     "until the watchdog's timeout. An excerpt cut at this point, or a first step that is only "
     "slow, looks the same.",
 )
+_STARTING = _Reading(
+    "collective_timeout",
+    "The log stops while the inference engine starts (no 'ready' line or request after)",
+    "Read from where the log stops, not from an error: the workers' first collectives (NCCL "
+    "communicators across GPUs or nodes, custom all-reduce buffers, CUDA graph capture) follow "
+    "these lines and print nothing while they wait. Loading a large model that is only slow, or "
+    "an excerpt cut at this point, looks the same.",
+)
+CLOSING_STAGES = ("joined", "built", "serving")
+"""Stages that say a start-up step completed: a log ending on one did not stop in set-up."""
 
 
 def _rank(match: Match) -> int | None:
@@ -96,7 +110,7 @@ def stalled_in_setup(
     if not staged:
         return None
     last = max(staged, key=lambda m: (m.event.time or 0.0, m.event.line))
-    if last.signature.stage in ("joined", "built"):
+    if last.signature.stage in CLOSING_STAGES:
         return None
     stage = last.signature.stage
     announcements = [m for m in staged if m.signature.stage == stage]
@@ -121,6 +135,9 @@ def stalled_in_setup(
         reading = _BUILDING
         names = sorted({m.captures.get("extension", "") for m in announcements} - {""})
         title = reading.title.format(extension=", ".join(names[:4]) or "an extension")
+    elif stage == "starting":
+        reading = _STARTING
+        title = reading.title
     else:
         reading = _TRAINING
         title = reading.title

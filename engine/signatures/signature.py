@@ -196,12 +196,15 @@ class Signature(_Strict):
         "default in taxonomy.yaml",
     )
 
-    stage: Literal["joining", "joined", "training", "building", "built"] | None = Field(
+    stage: (
+        Literal["joining", "joined", "training", "building", "built", "starting", "serving"] | None
+    ) = Field(
         None,
         description="for a context line: the stage of a run's start it announces ('joining': "
         "a process is joining the process group; 'joined': the group formed; 'training': the "
         "training loop begins; 'building': an extension is built or loaded just in time; "
-        "'built': it loaded). A log whose last word is such an announcement, with no step "
+        "'built': it loaded; 'starting': an inference engine is starting; 'serving': it is "
+        "ready or serving). A log whose last word is such an announcement, with no step "
         "after, stopped there",
     )
 

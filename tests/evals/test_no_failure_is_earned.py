@@ -36,9 +36,6 @@ UNDETERMINED = {
     # ... TRL's vLLM server starting and answering its client (blind round 23): the post shows
     # start-up only ...
     "issue-huggingface-trl-3706",
-    # ... SGLang's 32 ranks still loading weights when the post ends (blind round 23): the
-    # timeout the thread names is not in it ...
-    "issue-sgl-project-sglang-3784",
     # ... TensorFlow's "StartAbort Out of range: End of sequence" warnings (blind round 24):
     # one worker's input ran out inside a collective, but TensorFlow prints the same warning at
     # the end of every epoch of healthy MirroredStrategy runs ...
@@ -46,10 +43,6 @@ UNDETERMINED = {
     # ... ollama's start-up lines on four GPUs (blind round 26): the CUDA out-of-memory
     # error the thread's title quotes is not in the post ...
     "issue-ollama-ollama-1465",
-    # ... vLLM's two tensor-parallel ranks connecting over NCCL and then "Processed prompts:
-    # 0%" (blind round 28): the hang is the absence of any later line, with no timeout printed
-    # ...
-    "issue-vllm-project-vllm-9920",
     # ... and three debug lines of PyTorch's pipelining, stage 0 forwarding chunks (blind round
     # 29): the later stages' wrong buffer shape that hung the schedule is not in the post.
     "issue-pytorch-pytorch-126600",

@@ -141,3 +141,35 @@ def test_a_log_that_ends_loading_a_jit_built_extension_is_a_suspected_stale_buil
 
 def test_an_extension_that_loaded_is_no_finding(tmp_path: Path) -> None:
     assert _diagnose(tmp_path, EXTENSION_LOADED).status is Status.no_failure
+
+
+# Real lines: SGLang serving DeepSeek-V3 over 4 nodes (TP 32); the launch stalled here (public
+# issue sgl-project/sglang#3784).
+SGLANG_LOADED = """\
+[2025-02-22 08:19:45 TP26] Load weight begin. avail mem=78.38 GB
+Cache shape torch.Size([163840, 64])
+[2025-02-22 08:21:43 TP26] Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16, avail mem=37.21 GB
+[2025-02-22 08:21:43 TP29] Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16, avail mem=37.21 GB
+"""  # noqa: E501
+# uvicorn's lines once vLLM's or SGLang's HTTP server is up.
+SERVER_UP = """\
+INFO:     Application startup complete.
+INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)
+"""
+
+
+def test_a_log_that_stops_while_an_inference_engine_starts_is_a_suspected_first_collective_hang(
+    tmp_path: Path,
+) -> None:
+    diagnosis = _diagnose(tmp_path, SGLANG_LOADED)
+    assert diagnosis.status is Status.unknown
+    top = diagnosis.root_causes[0]
+    assert (top.failure_class, top.originating_rank) == ("collective_timeout", None)
+    assert top.confidence < 0.6
+    assert "inference engine starts" in top.title
+    assert "first collectives" in top.caveat
+    assert [e.line for e in top.evidence] == [3, 4]
+
+
+def test_an_engine_that_says_it_is_up_did_not_stop_while_starting(tmp_path: Path) -> None:
+    assert _diagnose(tmp_path, SGLANG_LOADED + SERVER_UP).status is Status.no_failure
