@@ -101,12 +101,17 @@ class Culprit:
                 f"{lost}; rank(s) {_ranks(self.suspects)} reported nothing and are the likely "
                 "dead peer(s)"
             )
+        stalled, them = (
+            (f"ranks {waiting} timed out{at}", "them")
+            if self.waiting
+            else (f"a process waited in a collective{at} (no line names its rank)", "it")
+        )
         if not self.suspects:
             return (
-                f"ranks {waiting} timed out{at} and no rank is in evidence as behind them; "
-                "the evidence does not determine a culprit"
+                f"{stalled} and no rank is in evidence as behind {them}; the evidence does not "
+                "determine a culprit"
             )
-        return f"ranks {waiting} timed out{at} waiting for rank(s) {_ranks(self.suspects)}"
+        return f"{stalled}{'' if self.waiting else ','} waiting for rank(s) {_ranks(self.suspects)}"
 
 
 def _ranks(ranks: Sequence[int]) -> str:
