@@ -201,7 +201,8 @@ def classify(entries: list[Entry], spec: SourceSpec, mapping: Mapping) -> None:
                 spec.captures_after,
                 spec.anchor_for(entry.level),
                 spec.anchor_pattern_for(entry.level),
-                spec.min_words,
+                spec.min_words_for(entry.level),
+                spec.name_rules(),
             )
         except Unsafe as unsafe:
             entry.disposition, entry.reason = "excluded", str(unsafe)
@@ -427,6 +428,7 @@ def build_signatures(
             for m in members
             if m.reworded and m is not first and m.rendered != first.rendered
         ]
+        real = _real_examples(compiled, mapping)
         source_link = _link(
             spec.repo, refs.get(release, ""), file, None if spec.excerpts else number
         )
@@ -458,12 +460,28 @@ def build_signatures(
                 ),
                 "source": {"file": file, "line": number, "format": first.text},
                 "examples": {
-                    "match": [example, *wordings],
+                    "match": [example, *wordings, *real],
                     "no_match": [neighbours[0] if neighbours else _fallback(spec, first, lines)],
                 },
             }
         )
     return signatures
+
+
+def _real_examples(compiled: re.Pattern[str], mapping: Mapping) -> list[dict[str, Any]]:
+    """The mapping's real lines this signature matches, as match examples with their source."""
+    examples: list[dict[str, Any]] = []
+    for real in mapping.real_lines:
+        found = compiled.search(real.line)
+        if found is None:
+            continue
+        example: dict[str, Any] = {"line": real.line}
+        captures = {k: v for k, v in found.groupdict().items() if v is not None}
+        if captures:
+            example["captures"] = dict(sorted(captures.items()))
+        example["source"] = real.source
+        examples.append(example)
+    return examples
 
 
 def _fallback(spec: SourceSpec, entry: Entry, lines: Sequence[str]) -> str:

@@ -76,6 +76,11 @@ class DefaultOutcome(_Outcome):
     confidence: float = Field(0.25, ge=0.0, le=1.0)
 
 
+class RealLine(_Strict):
+    line: str = Field(description="a line copied verbatim from a real log")
+    source: str = Field(description="the public thread it was copied from (a URL)")
+
+
 class Mapping(_Strict):
     emitter: str
     family: str = Field(pattern=r"^[a-z0-9_]+_cat$")
@@ -84,6 +89,11 @@ class Mapping(_Strict):
     display: str | None = Field(None, description="how titles name the emitter, e.g. NCCL")
     rules: list[MappingRule] = Field(default_factory=list)
     default: DefaultOutcome
+    real_lines: list[RealLine] = Field(
+        default_factory=list,
+        description="real lines of the emitter: each becomes a match example (with its source) "
+        "of every generated signature that matches it",
+    )
 
     @model_validator(mode="after")
     def _steps_for_failures(self) -> Mapping:

@@ -42,6 +42,10 @@ class Placeholder:
     """the capture name when the surrounding words say what the value is"""
     closer: str = ""
     """for kind `quoted`: the character that ends the value"""
+    body: str = ""
+    """the regex its value is matched by, when a `NameRule` says it (else its kind's)"""
+    value: str = ""
+    """the value rendered examples carry, when a `NameRule` says it"""
 
 
 Piece = str | Placeholder
@@ -72,6 +76,20 @@ DEFAULT_CAPTURES_BEFORE: dict[str, str] = {
     "opcount": "seq",
 }
 DEFAULT_CAPTURES_AFTER: dict[str, str] = {"bytes": "bytes", "ms": "timeout_ms"}
+
+
+@dataclass(frozen=True, slots=True)
+class NameRule:
+    """A placeholder no word next to it names (Open MPI's "[%s:%05d] " prefix: host and pid),
+    named by the message text around it: the text before it (earlier placeholders as written,
+    e.g. `%s`) ends with a match of `after`, and the text after it begins with one of `before`."""
+
+    after: re.Pattern[str]
+    before: re.Pattern[str] | None
+    name: str
+    body: str = ""
+    value: str = ""
+
 
 _INT = r"-?\d+"
 _REGEX_OF_KIND = {
@@ -271,14 +289,43 @@ def _neighbour_word(text: str, before: bool) -> str:
     return word.lower() if re.fullmatch(r"[ =:#]*", gap) else ""
 
 
+def _spelt(pieces: Sequence[Piece]) -> str:
+    """Pieces as the format wrote them: literals, and placeholders as their spec (`%s`)."""
+    return "".join(p if isinstance(p, str) else p.spec for p in pieces)
+
+
+def _rule_for(pieces: list[Piece], index: int, rules: Sequence[NameRule]) -> NameRule | None:
+    head, tail = _spelt(pieces[:index]), _spelt(pieces[index + 1 :])
+    for rule in rules:
+        if rule.after.search(head) and (rule.before is None or rule.before.match(tail)):
+            return rule
+    return None
+
+
 def _named(
-    pieces: list[Piece], before_names: Mapping[str, str], after_names: Mapping[str, str]
+    pieces: list[Piece],
+    before_names: Mapping[str, str],
+    after_names: Mapping[str, str],
+    rules: Sequence[NameRule] = (),
 ) -> list[Piece]:
     named: list[Piece] = []
     used: set[str] = set()
     for index, piece in enumerate(pieces):
         if isinstance(piece, str):
             named.append(piece)
+            continue
+        rule = _rule_for(pieces, index, rules) if rules else None
+        if rule is not None and rule.name not in used:
+            used.add(rule.name)
+            named.append(
+                Placeholder(
+                    kind=piece.kind if piece.kind != "quoted" else "str",
+                    spec=piece.spec,
+                    name=rule.name,
+                    body=rule.body,
+                    value=rule.value,
+                )
+            )
             continue
         before = pieces[index - 1] if index > 0 else ""
         after = pieces[index + 1] if index + 1 < len(pieces) else ""
@@ -313,7 +360,9 @@ def _named(
 
 
 def placeholder_regex(placeholder: Placeholder) -> str:
-    if placeholder.kind == "quoted":
+    if placeholder.body:
+        body = placeholder.body
+    elif placeholder.kind == "quoted":
         body = f"[^{re.escape(placeholder.closer)}\\n]*"
     else:
         body = _REGEX_OF_KIND[placeholder.kind]
@@ -409,6 +458,7 @@ def convert(
     anchor: str = "",
     anchor_regex: str = "",
     min_words: int = MIN_WORDS,
+    names: Sequence[NameRule] = (),
 ) -> Converted:
     """The pattern for one message; raises `Unsafe` when it cannot be matched safely.
 
@@ -416,12 +466,12 @@ def convert(
     "NCCL WARN "); a message too generic alone is matched after it. `anchor_regex`, when
     given, stands for the anchor in the pattern: the prefix's other spellings (builds that
     print "WARN " without "NCCL " after the same "[dev] file:line "). `min_words`: see
-    `_check_specific`."""
+    `_check_specific`. `names`: placeholders named by the text around them (`NameRule`)."""
     before_names = {**DEFAULT_CAPTURES_BEFORE, **(captures_before or {})}
     after_names = {**DEFAULT_CAPTURES_AFTER, **(captures_after or {})}
     lines = _lines(parse(text, style))
     best = max(range(len(lines)), key=lambda i: _literal_size(lines[i]))
-    line = _named(lines[best], before_names, after_names)
+    line = _named(lines[best], before_names, after_names, names)
     message, closing = _without_final_period(_first_sentence(_trim(line)))
     try:
         return _converted(

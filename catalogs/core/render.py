@@ -77,6 +77,8 @@ def value_rules(extra: Sequence[Mapping[str, str]] = ()) -> tuple[ValueRule, ...
 
 
 def _value(placeholder: Placeholder, before: str, rules: Sequence[ValueRule]) -> str:
+    if placeholder.value:
+        return placeholder.value
     if placeholder.name and placeholder.name in VALUE_OF_CAPTURE:
         return VALUE_OF_CAPTURE[placeholder.name]
     if placeholder.kind in VALUE_OF_KIND:

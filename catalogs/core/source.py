@@ -22,6 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from catalogs.core.message import Message
+from catalogs.core.pattern import NameRule
 
 CATALOGS_DIR = Path(__file__).resolve().parents[1]
 
@@ -38,6 +39,35 @@ class RenderValue(BaseModel):
 
     after: str = Field(description="regex the literal text before a string placeholder ends in")
     value: str
+
+
+class NamedPlaceholder(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    after: str = Field(
+        description="regex the message text before the placeholder ends in (earlier "
+        "placeholders written as in the format, e.g. '^\\[$' or 'Signal: %s \\($')"
+    )
+    before: str | None = Field(None, description="regex the text after it begins with")
+    name: str = Field(pattern=r"^[a-z_][a-z0-9_]*$", description="the capture name")
+    regex: str = Field("", description="what its value is matched by (else its conversion's)")
+    value: str = Field("", description="the value rendered examples carry")
+
+    @model_validator(mode="after")
+    def _compiles(self) -> NamedPlaceholder:
+        for pattern in (self.after, self.before, self.regex):
+            if pattern:
+                try:
+                    re.compile(pattern)
+                except re.error as error:
+                    raise ValueError(f"names: {pattern!r} does not compile: {error}") from None
+        if self.value and self.regex and not re.fullmatch(self.regex, self.value):
+            raise ValueError(f"names.{self.name}: value {self.value!r} does not match its regex")
+        return self
+
+    def rule(self) -> NameRule:
+        before = re.compile(self.before) if self.before else None
+        return NameRule(re.compile(self.after), before, self.name, self.regex, self.value)
 
 
 class SourceSpec(BaseModel):
@@ -75,6 +105,12 @@ class SourceSpec(BaseModel):
         description="words of 3+ letters a message needs to be matched without an anchor; "
         "2 only for an emitter whose every message has a distinctive shape",
     )
+    level_min_words: dict[str, int] = Field(
+        default_factory=dict,
+        description="per level, the words a message of that level needs alone, where each of "
+        "them has a distinctive shape of its own (Open MPI's signal handler: '[host:pid] ' "
+        "before every line); at least 1",
+    )
     captures: dict[str, str] = Field(
         default_factory=dict, description="word before a number -> capture name (over defaults)"
     )
@@ -85,6 +121,11 @@ class SourceSpec(BaseModel):
         "generates nothing here, as for a hand-written one",
     )
     captures_after: dict[str, str] = Field(default_factory=dict)
+    names: list[NamedPlaceholder] = Field(
+        default_factory=list,
+        description="placeholders no word next to them names, named by the text around them "
+        "(a '[%s:%05d] ' prefix's host and pid)",
+    )
     render: list[RenderValue] = Field(default_factory=list)
     excerpts: bool = Field(
         False,
@@ -95,6 +136,8 @@ class SourceSpec(BaseModel):
 
     @model_validator(mode="after")
     def _anchor_patterns_match_their_anchor(self) -> SourceSpec:
+        if any(words < 1 for words in self.level_min_words.values()):
+            raise ValueError("level_min_words: a message needs at least one word")
         for level, pattern in self.anchor_patterns.items():
             anchor = self.anchors.get(level)
             if anchor is None:
@@ -106,6 +149,12 @@ class SourceSpec(BaseModel):
             if not matches:
                 raise ValueError(f"anchor_patterns.{level} does not match its anchor {anchor!r}")
         return self
+
+    def name_rules(self) -> list[NameRule]:
+        return [named.rule() for named in self.names]
+
+    def min_words_for(self, level: str) -> int:
+        return self.level_min_words.get(level, self.min_words)
 
     def line_names(self) -> list[str]:
         return [release.line for release in self.releases]

@@ -86,6 +86,10 @@ class MatchExample(_Strict):
         description="rendered from the emitter's format string; a line copied from a real log "
         "has no flag",
     )
+    source: str | None = Field(
+        None,
+        description="for a line copied from a real log: the public thread it was copied from",
+    )
 
 
 class Agreement(_Strict):

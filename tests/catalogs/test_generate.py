@@ -23,7 +23,7 @@ from catalogs.core.generate import (
     merge_rewordings,
     release_range,
 )
-from catalogs.core.mapping import Mapping, load_mapping
+from catalogs.core.mapping import Mapping, RealLine, load_mapping
 from catalogs.core.message import Message
 from catalogs.core.source import SourceSpec, emitter_dir, load_source, release_tree
 from catalogs.core.writer import read_lock, write_catalog
@@ -195,6 +195,28 @@ def test_every_message_is_accounted_for_and_signatures_are_valid(tmp_path: Path)
         (r["line"], r["found"], r["mapped"], r["context"], r["excluded"])
         for r in accounting["releases"]
     ] == [("2.18", 3, 1, 1, 1), ("2.19", 2, 2, 0, 0)]
+
+
+def test_a_real_line_becomes_a_match_example_with_its_source_where_a_signature_reads_it() -> None:
+    # a line as NET/IB prints it on a failed completion (the values made up)
+    real = (
+        "node-3:1234:1290 [2] transport/net_ib.cc:1234 NCCL WARN NET/IB : Got completion from"
+        " peer 10.0.0.2<43521> with error 12, opcode 0, len 0, vendor err 129"
+    )
+    mapping = MAPPING.model_copy(
+        update={
+            "real_lines": [
+                RealLine(line=real, source="https://example.invalid/issue/1"),
+                RealLine(line="a line no signature reads", source="https://example.invalid/2"),
+            ]
+        }
+    )
+    found = {line: [_message(text, line) for text in texts] for line, texts in FORMATS.items()}
+    entries = merge_releases(found, SPEC.line_names())
+    classify(entries, SPEC, mapping)
+    signatures = build_signatures(entries, SPEC, mapping, {})
+    examples = [e for s in signatures for e in s["examples"]["match"] if "source" in e]
+    assert examples == [{"line": real, "source": "https://example.invalid/issue/1"}]
 
 
 def test_writing_twice_is_byte_identical_and_the_lock_reads_back(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from catalogs.core.pattern import (
     TOO_GENERIC,
+    NameRule,
     Unsafe,
     compile_problems,
     convert,
@@ -307,3 +308,31 @@ def test_a_first_sentence_too_short_to_stand_alone_keeps_the_message_whole() -> 
     # NCCL's src/allocator.cc.
     text = "Allocation failed. No suitable space found to accommodate size=0x%lx within limit=0x%lx"
     assert "accommodate" in convert(text, "printf").regex
+
+
+# Open MPI opal/util/stacktrace.c (v4.1.8): HOSTFORMAT "[%s:%05d] " before each line of the block.
+_HOST = NameRule(re.compile(r"^\[$"), re.compile(":"), "host", r"[^\s\[\]:]+", "gpu-node-017")
+_PID = NameRule(re.compile(r"^\[%s:$"), re.compile(r"\] "), "pid")
+_SIGNAL = NameRule(re.compile(r"Signal: $"), re.compile(r" \("), "signal", "", "Aborted")
+_SIGNAL_NUMBER = NameRule(re.compile(r"Signal: %s \($"), None, "signal_number", "", "6")
+
+
+def test_placeholders_no_word_names_are_named_by_the_text_around_them() -> None:
+    names = (_HOST, _PID, _SIGNAL, _SIGNAL_NUMBER)
+    received = convert("[%s:%05d] *** Process received signal ***", "printf", names=names)
+    assert received.captures == ("host", "pid")
+    found = _search(
+        received.regex, "[1,3]<stderr>:[rack1-93-slot7:186363] *** Process received signal ***"
+    )
+    assert found and found["host"] == "rack1-93-slot7" and found["pid"] == "186363"
+    # one word: Open MPI's source.yaml lets the signal handler's lines, all of that shape, have one
+    signal = convert("[%s:%05d] Signal: %s (%d)", "printf", names=names, min_words=1)
+    assert signal.captures == ("host", "pid", "signal", "signal_number")
+    found = _search(signal.regex, "[rack1-93-slot7:186363] Signal: Aborted (6)")
+    assert found and (found["signal"], found["signal_number"]) == ("Aborted", "6")
+    text, captures = render_message(signal.line, value_rules())
+    assert text == "[gpu-node-017:20315] Signal: Aborted (6)"
+    assert captures["host"] == "gpu-node-017"
+    # "Signal code: %s (%d)" is another value: the rule for the signal's number does not name it
+    code = convert("[%s:%05d] Signal code: %s (%d)", "printf", names=names, min_words=1)
+    assert code.captures == ("host", "pid")

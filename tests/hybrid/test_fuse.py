@@ -97,3 +97,16 @@ def test_a_missing_attribute_is_a_version_cue_only_when_a_module_lacks_it() -> N
     none = "[rank0]: AttributeError: 'NoneType' object has no attribute 'item'"
     assert "dependency_error" in cue_support([skew], load_cues())
     assert "dependency_error" not in cue_support([none], load_cues())
+
+
+def test_glibc_s_heap_checks_are_a_native_crash_cue_not_corrupt_data() -> None:
+    # Real lines (public issue NVIDIA/nccl#1611): glibc's heap check, then Open MPI's handler.
+    heap = "free(): corrupted unsorted chunks"
+    handler = "[rack1-93-slot7:186363] *** Process received signal ***"
+    cues = load_cues()
+    assert cue_support([heap], cues) == {"native_crash": {"cue:native": 1.0}}
+    assert "native_crash" in cue_support([handler], cues)
+    # a corrupt file is still the data's
+    assert "corrupt_or_missing_data" in cue_support(["OSError: image file is truncated"], cues)
+    ranked = fuse([rules("native_crash", 0.5)], [], [heap, handler])
+    assert ranked[0].failure_class == "native_crash"
