@@ -104,7 +104,7 @@ def test_glibc_s_heap_checks_are_a_native_crash_cue_not_corrupt_data() -> None:
     heap = "free(): corrupted unsorted chunks"
     handler = "[rack1-93-slot7:186363] *** Process received signal ***"
     cues = load_cues()
-    assert cue_support([heap], cues) == {"native_crash": {"cue:native": 1.0}}
+    assert cue_support([heap], cues) == {"native_crash": {"cue:native_crash": 1.0}}
     assert "native_crash" in cue_support([handler], cues)
     # a corrupt file is still the data's
     assert "corrupt_or_missing_data" in cue_support(["OSError: image file is truncated"], cues)
