@@ -40,7 +40,7 @@ from denpex.ingest.reader import Chunk, ReadReport, iter_chunks
 from denpex.ingest.sources import READ_ERRORS, Input, Rejoined
 from denpex.ingest.timestamps import parse_stamp
 from denpex.progress.series import ProgressReader, ProgressRecord, ProgressScanner
-from denpex.signatures.backends import LineStarts, Scanner, make_scanner
+from denpex.signatures.backends import LineEnds, LineStarts, Scanner, make_scanner
 from denpex.signatures.library import Library, PatternRef
 from denpex.signatures.signature import Role, Signature
 
@@ -269,6 +269,12 @@ class _Joined:
             found[index + self.offset] = starts
         return found
 
+    def line_ends(self, buffer: bytes) -> LineEnds:
+        found = self.first.line_ends(buffer)
+        for index, ends in self.second.line_ends(buffer).items():
+            found[index + self.offset] = ends
+        return found
+
 
 class _WithoutPatterns:
     """A compiled scanner that no longer reports some of its patterns. The scanners report
@@ -283,6 +289,10 @@ class _WithoutPatterns:
     def candidate_lines(self, buffer: bytes) -> LineStarts:
         found = self.inner.candidate_lines(buffer)
         return {index: starts for index, starts in found.items() if index not in self.excluded}
+
+    def line_ends(self, buffer: bytes) -> LineEnds:
+        found = self.inner.line_ends(buffer)
+        return {index: ends for index, ends in found.items() if index not in self.excluded}
 
 
 class Matcher:
