@@ -432,8 +432,11 @@ class Matcher:
                 head_window = _head_window(chunk)
             last = chunk
         if last is not None and head_window is not None:
+            # Step markers fill a window: only the first and last few of each are kept, and
+            # only those are completed.
             for window in _context_windows(head_window, last):
-                keep(self._matches_in(window, context, self._context))
+                keep(self._matches_in(window, context, self._context, defer=True))
+            _complete_kept(kept.values(), context)
         warnings = [f"{item.name}: {report.error}"] if report.error else []
         if report.cut_lines:
             warnings.append(
