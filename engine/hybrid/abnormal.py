@@ -19,6 +19,7 @@ match reports a failure by itself, whatever level the line was logged at.
 
 from __future__ import annotations
 
+import functools
 import re
 from enum import IntEnum
 
@@ -79,8 +80,11 @@ _LEVELS: tuple[tuple[Level, re.Pattern[str], re.Pattern[str], tuple[str, ...]], 
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def level_of(text: str) -> Level:
-    """The level a line was logged at, read after its launcher prefixes."""
+    """The level a line was logged at, read after its launcher prefixes. Remembered for the
+    last lines judged: chatter repeats verbatim (NCCL prints the same INFO line for every
+    communicator and channel, a thousand times a rank), and a log's scan judges each."""
     message = split_prefixes(text).message
     for level, head, markers, words in _LEVELS:
         if head.match(message) or (
