@@ -19,6 +19,7 @@ match reports a failure by itself, whatever level the line was logged at.
 
 from __future__ import annotations
 
+import functools
 import re
 from enum import IntEnum
 
@@ -45,32 +46,50 @@ class Level(IntEnum):
     """No level marker: what programs print to stderr when they die."""
 
 
-_GLOG = r"^(?:\S+ )?\[?{}\d{{4}} \d{{2}}:\d{{2}}:\d{{2}}|^\[{} "
-_LEVELS: tuple[tuple[Level, re.Pattern[str]], ...] = (
+def _glog(letters: str) -> re.Pattern[str]:
+    """glog's (and c10's) line head at the start of a message: `I1130 06:50:17.880 ...`,
+    `[E ...`, after an optional word (a host name)."""
+    return re.compile(rf"(?:\S+ )?\[?{letters}\d{{4}} \d{{2}}:\d{{2}}:\d{{2}}|\[{letters} ")
+
+
+# (level, its glog head, its markers anywhere in the message, a word each marker holds). A
+# message is searched for the markers only when it holds one of the words: most lines hold
+# none, and the searches' look-arounds at every position cost more than the whole judgement.
+_LEVELS: tuple[tuple[Level, re.Pattern[str], re.Pattern[str], tuple[str, ...]], ...] = (
     (
         Level.error,
-        re.compile(_GLOG.format("[EF]", "[EF]") + r"|(?<!=)\b(?:ERROR|FATAL|CRITICAL)\b(?!=)"),
+        _glog("[EF]"),
+        re.compile(r"(?<!=)\b(?:ERROR|FATAL|CRITICAL)\b(?!=)"),
+        ("ERROR", "FATAL", "CRITICAL"),
     ),
     (
         Level.warning,
-        re.compile(_GLOG.format("W", "W") + r"|(?<!=)\bWARN(?:ING)?\b(?!=)|\twarn(?:ing)?\t"),
+        _glog("W"),
+        re.compile(r"(?<!=)\bWARN(?:ING)?\b(?!=)|\twarn(?:ing)?\t"),
+        ("WARN", "\twarn"),
     ),
     (
         Level.info,
+        _glog("[ID]"),
         re.compile(
-            _GLOG.format("[ID]", "[ID]")
-            + r"|(?<!=)\b(?:INFO|DEBUG|NOTICE|TRACE)\b(?!=)|\t(?:info|debug|trace)\t"
+            r"(?<!=)\b(?:INFO|DEBUG|NOTICE|TRACE)\b(?!=)|\t(?:info|debug|trace)\t"
             + r"|\b[A-Z]\w*Warning\b"  # Python's warnings module: advice, not a failure
         ),
+        ("INFO", "DEBUG", "NOTICE", "TRACE", "\tinfo", "\tdebug", "\ttrace", "Warning"),
     ),
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def level_of(text: str) -> Level:
-    """The level a line was logged at, read after its launcher prefixes."""
+    """The level a line was logged at, read after its launcher prefixes. Remembered for the
+    last lines judged: chatter repeats verbatim (NCCL prints the same INFO line for every
+    communicator and channel, a thousand times a rank), and a log's scan judges each."""
     message = split_prefixes(text).message
-    for level, pattern in _LEVELS:
-        if pattern.search(message):
+    for level, head, markers, words in _LEVELS:
+        if head.match(message) or (
+            any(word in message for word in words) and markers.search(message)
+        ):
             return level
     return Level.none
 

@@ -94,6 +94,24 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # Terminal colour codes, with or without their ESC (pasted logs often lose it).
     ("colour", re.compile(r"\x1b?\[\d{1,3}(?:;\d{1,3})*m[ ]?")),
 )
+
+
+def _joined(
+    prefixes: tuple[tuple[str, re.Pattern[str]], ...],
+) -> tuple[re.Pattern[str], dict[str, tuple[str, dict[str, str]]]]:
+    """The prefixes as one regex, tried in their order at a position by one `match` (a line
+    is split at every scan of it; six calls a prefix, and six more to find none, cost most of
+    it); and for each alternative's group, its kind and its own captures' names there."""
+    alternatives, groups = [], {}
+    for index, (kind, pattern) in enumerate(prefixes):
+        names = {name: f"{name}_{index}" for name in pattern.groupindex}
+        renamed = re.sub(r"\(\?P<(\w+)>", rf"(?P<\g<1>_{index}>", pattern.pattern)
+        alternatives.append(f"(?P<_{index}>{renamed})")
+        groups[f"_{index}"] = (kind, names)
+    return re.compile("|".join(alternatives)), groups
+
+
+_ANY_PREFIX, _PREFIX_GROUPS = _joined(_PREFIXES)
 _SRUN_LABEL = re.compile(r"[ ]{0,4}(?P<n>\d{1,6}): ")
 # Container runtimes store each line as "<RFC 3339 time> <stream> <F|P> <text>" (CRI log files
 # under /var/log/pods); `kubectl logs --timestamps` puts "<RFC 3339 time> " in front, and some
@@ -129,28 +147,21 @@ def split_prefixes(line: str, *, srun_labelled: bool = False) -> Prefixed:
     if srun_labelled and (label := _SRUN_LABEL.match(line, position)):
         rank = identifier(label["n"])
         position = label.end()
-    progressed = True
-    while progressed:
-        progressed = False
-        for kind, pattern in _PREFIXES:
-            found = pattern.match(line, position)
-            if not found:
-                continue
-            if kind == "rank":
-                rank = identifier(found["n"])
-            elif kind == "local_rank":
-                local_rank = identifier(found["n"])
-            elif kind == "nccl":
-                pid = identifier(found["pid"])
-                host = found["host"]
-            elif kind == "worker":
-                pid = identifier(found["pid"])
-                host = found["ip"] or host
-                worker_rank = found["n"] or found["actor_rank"] or found["tp"]
-                rank = identifier(worker_rank) if worker_rank is not None else rank
-            position = found.end()
-            progressed = True
-            break
+    while found := _ANY_PREFIX.match(line, position):
+        kind, group = _PREFIX_GROUPS[found.lastgroup]  # type: ignore[index]
+        if kind == "rank":
+            rank = identifier(found[group["n"]])
+        elif kind == "local_rank":
+            local_rank = identifier(found[group["n"]])
+        elif kind == "nccl":
+            pid = identifier(found[group["pid"]])
+            host = found[group["host"]]
+        elif kind == "worker":
+            pid = identifier(found[group["pid"]])
+            host = found[group["ip"]] or host
+            worker_rank = found[group["n"]] or found[group["actor_rank"]] or found[group["tp"]]
+            rank = identifier(worker_rank) if worker_rank is not None else rank
+        position = found.end()
     return Prefixed(Attribution(rank, local_rank, host, pid), line[position:], envelope_time)
 
 
@@ -161,7 +172,7 @@ def _container_envelope(line: str) -> re.Match[str] | None:
     found = _CONTAINER_ENVELOPE.match(line)
     if found is None:
         return None
-    if found["cri"] or any(p.match(line, found.end()) for _, p in _PREFIXES):
+    if found["cri"] or _ANY_PREFIX.match(line, found.end()):
         return found
     return None
 

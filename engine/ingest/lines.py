@@ -328,6 +328,8 @@ def completed_event(
     timed it, the nearest timestamp around it. `chunk` must be the event's."""
     data = chunk.data
     start = line_bounds(data, line_start)[0]
+    if not with_traceback and not (untimed and event.time is None):
+        return event  # nothing to add: no line but its own is read
     printed_by = split(data[slice(*line_bounds(data, line_start))], context).who
     traceback = _traceback_above(data, start, printed_by, context) if with_traceback else None
     if traceback is not None:

@@ -45,6 +45,8 @@ _DMESG_T = re.compile(
     + r" {1,2}(?P<d>\d{1,2}) (?P<H>\d{2}):(?P<M>\d{2}):(?P<S>\d{2}) (?P<y>\d{4})\]"
 )
 _DMESG_BOOT = re.compile(r"^(?:<\d>)?\[\s*(?P<secs>\d+\.\d+)\]")
+_CLOCK = re.compile(r"\d{2}:\d{2}:\d{2}")
+"""What every format but `dmesg`'s seconds since boot holds: a time of day."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +95,8 @@ def parse_stamp(message: str, default_year: int) -> Stamp:
 def _parse(head: str, default_year: int) -> Stamp:
     if found := _DMESG_BOOT.match(head):
         return Stamp(boot_seconds=float(found["secs"]))
+    if not _CLOCK.search(head):
+        return NO_STAMP  # most lines print no time: one search says so, not six
     if found := _DMESG_T.match(head):
         year = int(found["y"])
         return Stamp(epoch=_epoch(year, _MONTHS[found["mon"]], int(found["d"]), found), year=year)

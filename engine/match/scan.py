@@ -40,7 +40,7 @@ from denpex.ingest.reader import Chunk, ReadReport, iter_chunks
 from denpex.ingest.sources import READ_ERRORS, Input, Rejoined
 from denpex.ingest.timestamps import parse_stamp
 from denpex.progress.series import ProgressReader, ProgressRecord, ProgressScanner
-from denpex.signatures.backends import LineStarts, Scanner, make_scanner
+from denpex.signatures.backends import LineEnds, LineStarts, Scanner, make_scanner
 from denpex.signatures.library import Library, PatternRef
 from denpex.signatures.signature import Role, Signature
 
@@ -269,6 +269,12 @@ class _Joined:
             found[index + self.offset] = starts
         return found
 
+    def line_ends(self, buffer: bytes) -> LineEnds:
+        found = self.first.line_ends(buffer)
+        for index, ends in self.second.line_ends(buffer).items():
+            found[index + self.offset] = ends
+        return found
+
 
 class _WithoutPatterns:
     """A compiled scanner that no longer reports some of its patterns. The scanners report
@@ -283,6 +289,10 @@ class _WithoutPatterns:
     def candidate_lines(self, buffer: bytes) -> LineStarts:
         found = self.inner.candidate_lines(buffer)
         return {index: starts for index, starts in found.items() if index not in self.excluded}
+
+    def line_ends(self, buffer: bytes) -> LineEnds:
+        found = self.inner.line_ends(buffer)
+        return {index: ends for index, ends in found.items() if index not in self.excluded}
 
 
 class Matcher:
@@ -422,8 +432,11 @@ class Matcher:
                 head_window = _head_window(chunk)
             last = chunk
         if last is not None and head_window is not None:
+            # Step markers fill a window: only the first and last few of each are kept, and
+            # only those are completed.
             for window in _context_windows(head_window, last):
-                keep(self._matches_in(window, context, self._context))
+                keep(self._matches_in(window, context, self._context, defer=True))
+            _complete_kept(kept.values(), context)
         warnings = [f"{item.name}: {report.error}"] if report.error else []
         if report.cut_lines:
             warnings.append(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -116,10 +117,16 @@ class Series:
 
 @dataclass(frozen=True, slots=True)
 class _Candidates:
-    starts: list[int]
-    """Line starts, in order, at or after the chunk's `scan_from`."""
+    ends: list[int]
+    """Line ends, in order, of the candidate lines at or after the chunk's `scan_from`: only
+    the lines a reader keeps are looked up (`start`)."""
     non_finite: set[int]
     probe: set[int]
+    """Line starts."""
+
+    def start(self, data: bytes, position: int) -> int:
+        """The start of the candidate line at `position` in `ends`."""
+        return data.rfind(b"\n", 0, self.ends[position]) + 1
 
 
 class ProgressScanner:
@@ -128,16 +135,16 @@ class ProgressScanner:
     def __init__(self, backend: str = "auto", cache_dir: Path | None = None) -> None:
         self._formats: tuple[Format, ...] = formats()
         keywords = sorted({k for f in self._formats for k in f.spec.keywords})
+        # Each pattern runs to the end of the line: one report per line, however many keywords
+        # it holds (a step line has three or four), and the report's end offset is the line's.
         self._scanner: Scanner = make_scanner(
             [
-                # To the end of the line: one report per line, however many keywords it holds
-                # (a step line has three or four; each report is a Python call).
                 PatternSpec(
                     "(?:" + "|".join(re.escape(k) for k in keywords) + ")[^\n]*$",
                     False,
                     tuple(keywords),
                 ),
-                PatternSpec(re.escape(PROBE_KEY), False, (PROBE_KEY,)),
+                PatternSpec(re.escape(PROBE_KEY) + "[^\n]*$", False, (PROBE_KEY,)),
                 PatternSpec(_NON_FINITE + "[^\n]*$", True, ("nan", "inf")),
             ],
             backend,
@@ -145,15 +152,24 @@ class ProgressScanner:
         )
 
     def candidates(self, chunk: Chunk) -> _Candidates:
-        found = self._scanner.candidate_lines(chunk.data)
-        progress, probe, non_finite = (set(found.get(i, ())) for i in range(3))
-        fresh = sorted(s for s in progress | probe if s >= chunk.scan_from)
-        return _Candidates(fresh, non_finite & progress, probe)
+        data = chunk.data
+        found = self._scanner.line_ends(data)
+        progress, probe, non_finite = (found.get(i, []) for i in range(3))
+        # A line start at or after `scan_from` ends at or after it (`scan_from` is a line start).
+        ends = sorted({*progress, *probe}) if probe else progress
+        ends = ends[bisect_left(ends, chunk.scan_from) :]
+        in_progress = set(progress) if non_finite else set()
+        return _Candidates(
+            ends,
+            {data.rfind(b"\n", 0, e) + 1 for e in non_finite if e in in_progress},
+            {data.rfind(b"\n", 0, e) + 1 for e in probe},
+        )
 
     def records_in(self, chunk: Chunk, context: SourceContext, room: int) -> list[ProgressRecord]:
         """Every progress record among the lines of `chunk` not seen in an earlier chunk, up
         to `room` (tests and small inputs; a whole input is read by `ProgressReader`)."""
-        starts = self.candidates(chunk).starts
+        found = self.candidates(chunk)
+        starts = [found.start(chunk.data, p) for p in range(len(found.ends))]
         return [r for _, r in self.parse(chunk, context, starts)][:room]
 
     def parse(
@@ -217,25 +233,32 @@ class ProgressReader:
 
     def read(self, chunk: Chunk) -> None:
         found = self._scanner.candidates(chunk)
-        tail_from = len(found.starts) - TAIL_RECORDS
-        wanted: list[int] = []
-        index_of: dict[int, int] = {}
+        count = len(found.ends)
+        tail_from = count - TAIL_RECORDS
         # Lines past the head at multiples of the stride, at most SAMPLED_RECORDS of them: the
         # stride this chunk ends at is known before any is parsed, so none is parsed in vain.
-        last = self.seen + len(found.starts) - 1
+        last = self.seen + count - 1
         while last // self.stride - (HEAD_RECORDS - 1) // self.stride > SAMPLED_RECORDS:
             self.stride *= 2
-        for position, start in enumerate(found.starts):
-            index = self.seen + position
-            if (
-                index < HEAD_RECORDS
-                or index % self.stride == 0
-                or position >= tail_from
-                or (start in found.probe and len(self._probe) < MAX_PROBE_RECORDS)
-                or (start in found.non_finite and len(self._non_finite) < MAX_NON_FINITE)
-            ):
-                wanted.append(start)
-                index_of[start] = index
+        # The positions (in this chunk's candidates) of the lines to parse, found by
+        # arithmetic: a long run's millions of step lines are counted, never visited one by one.
+        positions = {
+            *range(min(count, max(0, HEAD_RECORDS - self.seen))),
+            *range(-self.seen % self.stride, count, self.stride),
+            *range(max(0, tail_from), count),
+        }
+        for lines, room in (
+            (found.probe, len(self._probe) < MAX_PROBE_RECORDS),
+            (found.non_finite, len(self._non_finite) < MAX_NON_FINITE),
+        ):
+            if room and lines:
+                positions.update(self._positions(chunk.data, found.ends, lines))
+        wanted: list[int] = []
+        index_of: dict[int, int] = {}
+        for position in sorted(positions):
+            start = found.start(chunk.data, position)
+            wanted.append(start)
+            index_of[start] = self.seen + position
         pieces: dict[int, int] = {}
         for start, record in self._scanner.parse(chunk, self._context, wanted):
             index = index_of[start]
@@ -253,8 +276,18 @@ class ProgressReader:
                 self._sampled.append(keyed)
             if index - self.seen >= tail_from:
                 self._tail.append(keyed)
-        self.seen += len(found.starts)
+        self.seen += count
         self._sampled = [k for k in self._sampled if k[0][0] % self.stride == 0]
+
+    @staticmethod
+    def _positions(data: bytes, ends: list[int], starts: set[int]) -> list[int]:
+        """The positions in `ends` of the candidate lines starting at `starts`."""
+        positions = []
+        for start in starts:
+            position = bisect_left(ends, start)
+            if position < len(ends) and data.rfind(b"\n", 0, ends[position]) + 1 == start:
+                positions.append(position)
+        return positions
 
     def records(self) -> list[ProgressRecord]:
         """What was kept, in the order it was printed."""
