@@ -82,8 +82,9 @@ class Culprit:
                     f"only symptoms are in evidence ({self.failure_class}, which rank "
                     f"{_ranks(self.suspects)} reported of itself); no root-cause record says why"
                 )
+            where = f"on ranks {waiting}" if self.waiting else "no line names a rank"
             return (
-                f"only symptoms are in evidence ({self.failure_class}, on ranks {waiting}); "
+                f"only symptoms are in evidence ({self.failure_class}, {where}); "
                 "no root-cause record names where it began"
             )
         if self.relay is Relay.peer:
