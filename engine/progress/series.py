@@ -30,7 +30,7 @@ from denpex.events import Attribution
 from denpex.ingest.lines import SourceContext, clip, decode, line_bounds, split, stamp_of_line
 from denpex.ingest.reader import Chunk
 from denpex.progress.formats import PROBE_KEY, Format, Point, formats, parse_message, parse_probe
-from denpex.signatures.backends import PatternSpec, Scanner, make_scanner
+from denpex.signatures.backends import PatternSpec, Scanner, line_start, make_scanner
 
 HEAD_RECORDS = 128
 SAMPLED_RECORDS = 384
@@ -121,12 +121,13 @@ class _Candidates:
     """Line ends, in order, of the candidate lines at or after the chunk's `scan_from`: only
     the lines a reader keeps are looked up (`start`)."""
     non_finite: set[int]
+    """Starts of the candidate lines that also hold a non-finite value."""
     probe: set[int]
-    """Line starts."""
+    """Starts of the probe's lines."""
 
     def start(self, data: bytes, position: int) -> int:
         """The start of the candidate line at `position` in `ends`."""
-        return data.rfind(b"\n", 0, self.ends[position]) + 1
+        return line_start(data, self.ends[position])
 
 
 class ProgressScanner:
@@ -161,8 +162,8 @@ class ProgressScanner:
         in_progress = set(progress) if non_finite else set()
         return _Candidates(
             ends,
-            {data.rfind(b"\n", 0, e) + 1 for e in non_finite if e in in_progress},
-            {data.rfind(b"\n", 0, e) + 1 for e in probe},
+            {line_start(data, e) for e in non_finite if e in in_progress},
+            {line_start(data, e) for e in probe},
         )
 
     def records_in(self, chunk: Chunk, context: SourceContext, room: int) -> list[ProgressRecord]:
@@ -285,7 +286,7 @@ class ProgressReader:
         positions = []
         for start in starts:
             position = bisect_left(ends, start)
-            if position < len(ends) and data.rfind(b"\n", 0, ends[position]) + 1 == start:
+            if position < len(ends) and line_start(data, ends[position]) == start:
                 positions.append(position)
         return positions
 

@@ -55,7 +55,8 @@ class Scanner(Protocol):
     def line_ends(self, buffer: bytes) -> LineEnds: ...
 
 
-def _line_start(buffer: bytes, offset: int) -> int:
+def line_start(buffer: bytes, offset: int) -> int:
+    """The start offset of the line that holds `offset`."""
     return buffer.rfind(b"\n", 0, offset) + 1
 
 
@@ -91,10 +92,8 @@ class HyperscanScanner:
             if end <= covered_until.get(pattern, -1):
                 return None
             last = end - 1 if end > 0 else 0
-            start = _line_start(buffer, last)
-            line_end = buffer.find(b"\n", last)
-            covered_until[pattern] = len(buffer) if line_end < 0 else line_end
-            found.setdefault(pattern, []).append(start)
+            covered_until[pattern] = line_end(buffer, last)
+            found.setdefault(pattern, []).append(line_start(buffer, last))
             return None
 
         self._database.scan(buffer, match_event_handler=on_match, scratch=self._scratch())
@@ -118,9 +117,9 @@ class HyperscanScanner:
         return found
 
 
-def line_end(buffer: bytes, start: int) -> int:
-    """The end offset of the line that starts at `start` (its newline, or the buffer's end)."""
-    end = buffer.find(b"\n", start)
+def line_end(buffer: bytes, offset: int) -> int:
+    """The end offset of the line that holds `offset` (its newline, or the buffer's end)."""
+    end = buffer.find(b"\n", offset)
     return len(buffer) if end < 0 else end
 
 
@@ -220,7 +219,7 @@ class RegexScanner:
             hit = compiled.search(buffer, position)
             if hit is None:
                 break
-            starts.append(_line_start(buffer, hit.start()))
+            starts.append(line_start(buffer, hit.start()))
             next_line = buffer.find(b"\n", hit.start())
             if next_line < 0:
                 break

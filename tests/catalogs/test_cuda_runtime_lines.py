@@ -21,12 +21,12 @@ FAMILY = "cuda_runtime_cat"
         # PyTorch's C10_CUDA_CHECK wording
         ("RuntimeError: CUDA error: named symbol not found", "unsupported_gpu_arch"),
         ("torch.AcceleratorError: CUDA error: invalid device function", "unsupported_gpu_arch"),
-        # nccl-tests' CUDACHECK: file:line before the quoted string
+        # nccl-tests' CUDACHECK (rendered from its format): file:line before the quoted string
         (
             "gpu-017: Test CUDA failure common.cu:892 'invalid device function'",
             "unsupported_gpu_arch",
         ),
-        # CuPy's CUDARuntimeError names the code before the string
+        # CuPy's CUDARuntimeError (rendered from its format) names the code before the string
         (
             "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorInvalidDeviceFunction:"
             " invalid device function",
