@@ -4,7 +4,8 @@ Consumes a rules directory; produces a list of `Problem`s (empty when the librar
 `denpex rules lint` prints them; the test suite asserts there are none. Every example line is
 run through the whole library in every available backend: a `match` example must be reported
 by its signature with the captures it lists, and must not be claimed by a higher-priority
-signature; a `no_match` example must not be reported by its signature.
+signature; a `no_match` example must not be reported by its signature; and the backends must
+report the same matches (every signature, line and capture) on every example line.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 import string
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from denpex.errors import RulesError
 from denpex.events import Match
@@ -179,6 +181,21 @@ def example_problems(
 
     All examples go through the scanner in one batch (`Matcher.scan_texts`), so checking
     thousands of signatures costs a few passes, not one scan per example."""
+    return _judge_examples(backend, _scan_examples(library, backend, cache_dir, only))
+
+
+class _ExampleScan(NamedTuple):
+    """The library's examples, each with its owner (`None` for a no_match line), and what one
+    backend found in each, every signature kept."""
+
+    owners: list[tuple[Signature, MatchExample | None]]
+    texts: list[str]
+    found: list[list[Match]]
+
+
+def _scan_examples(
+    library: Library, backend: str, cache_dir: Path | None, only: set[str] | None = None
+) -> _ExampleScan:
     matcher = Matcher(library, backend, cache_dir)
     owners: list[tuple[Signature, MatchExample | None]] = []
     texts: list[str] = []
@@ -191,11 +208,14 @@ def example_problems(
         for line in signature.examples.no_match:
             owners.append((signature, None))
             texts.append(line)
-    every = matcher.scan_texts(texts, keep_all=True)
-    winning = [scan_winners(found) for found in every]  # no second scan in either backend
+    return _ExampleScan(owners, texts, matcher.scan_texts(texts, keep_all=True))
+
+
+def _judge_examples(backend: str, scan: _ExampleScan) -> list[Problem]:
+    winning = [scan_winners(found) for found in scan.found]  # no second scan in either backend
     problems: list[Problem] = []
     for (signature, example), text, all_hits, winners in zip(
-        owners, texts, every, winning, strict=True
+        scan.owners, scan.texts, scan.found, winning, strict=True
     ):
         where = f"{signature.id} [{backend}]"
         mine = [m for m in all_hits if m.signature.id == signature.id]
@@ -226,6 +246,30 @@ def example_problems(
     return problems
 
 
+MatchKey = tuple[str, int, tuple[tuple[str, str], ...]]
+
+
+def match_keys(found: list[Match]) -> list[MatchKey]:
+    """What a scan reported, in a form two backends' reports compare by: signature, line and
+    captures, in the scan's order."""
+    return [(m.signature.id, m.event.line, tuple(sorted(m.captures.items()))) for m in found]
+
+
+def backend_disagreements(
+    texts: list[str], found_by: dict[str, list[list[Match]]]
+) -> list[Problem]:
+    """Texts on which the backends report different matches (any signature, not only the
+    text's owner): a pattern the two regex dialects read differently shows here first."""
+    problems: list[Problem] = []
+    (first, first_found), *others = found_by.items()
+    for backend, found in others:
+        for text, mine, theirs in zip(texts, first_found, found, strict=True):
+            if match_keys(mine) != match_keys(theirs):
+                ids = sorted({key[0] for key in {*match_keys(mine)} ^ {*match_keys(theirs)}})
+                problems.append(Problem(f"{first} vs {backend}", f"differ on {ids}: {text[:70]!r}"))
+    return problems
+
+
 def lint(
     rules_dir: Path | None = None,
     cache_dir: Path | None = None,
@@ -251,8 +295,15 @@ def lint(
     problems += _signature_problems(list(library.signatures))
     if problems:
         return problems
-    for backend in available_backends():
-        problems += example_problems(library, backend, cache_dir)
+    scans = {
+        backend: _scan_examples(library, backend, cache_dir) for backend in available_backends()
+    }
+    for backend, scan in scans.items():
+        problems += _judge_examples(backend, scan)
+    texts = next(iter(scans.values())).texts
+    problems += backend_disagreements(
+        texts, {backend: scan.found for backend, scan in scans.items()}
+    )
     return problems
 
 
