@@ -318,10 +318,28 @@ def build_series(records: Iterable[ProgressRecord]) -> list[Series]:
         if point.step is not None and key in seen:
             continue
         seen.add(key)
-        grouped.setdefault(emitter, Series(emitter)).records.append(record)
+        kept = grouped.setdefault(emitter, Series(emitter)).records
+        if kept and _refreshes(kept[-1], record):
+            kept[-1] = record
+        else:
+            kept.append(record)
     for series in grouped.values():
         series._steps = _steps_of(series.records)
     return sorted(grouped.values(), key=_order)
+
+
+def _refreshes(before: ProgressRecord, after: ProgressRecord) -> bool:
+    """Whether `after` is a redraw of `before`'s point: a progress bar redraws its step as its
+    postfix changes (Lightning's shows the last step's loss at the new count, then the new
+    loss), and only the last drawing of a step holds that step's values. Two lines of one step
+    that state different values (a loss line, then a grad-norm line) are both kept."""
+    a, b = before.point, after.point
+    return (
+        a.step is not None
+        and a.step == b.step
+        and a.format_id == b.format_id
+        and b.values.keys() >= a.values.keys()
+    )
 
 
 def _steps_of(records: list[ProgressRecord]) -> list[tuple[int, bool]]:

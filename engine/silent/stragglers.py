@@ -8,7 +8,10 @@ ranks' medians (median and MAD, estimated again without the candidates so that s
 ranks do not hide each other; no fixed number of seconds) and it is slower than the step's
 median rank in most steps. When half the ranks or more are slow, neither half is an outlier and
 nothing is reported. The cost assumes synchronous training: every rank waits for the
-slowest each step, so the excess time is paid by every GPU of the job.
+slowest each step, so the excess time is paid by every GPU of the job. A progress line stands
+for every step since the rank's previous one (a trainer that logs every N steps prints the
+interval's average; a long run's lines are sampled), so each line's excess counts that many
+steps.
 """
 
 from __future__ import annotations
@@ -50,8 +53,22 @@ def _steady(samples: list[Sample]) -> list[Sample]:
     return usable[skip:] if len(usable) > skip + MIN_STEPS else usable
 
 
+def _steps_each(samples: list[Sample]) -> dict[int, int]:
+    """How many steps each sample stands for: those since the emitter's previous usable line
+    (1 for the first, and where the step went back, as after a restart)."""
+    usable = [s for s in samples if s.value == s.value and s.value >= 0]
+    counts: dict[int, int] = {}
+    previous = None
+    for sample in usable:
+        gap = sample.step - previous if previous is not None else 1
+        counts[sample.step] = gap if gap > 0 else 1
+        previous = sample.step
+    return counts
+
+
 def find_stragglers(series: list[Series]) -> list[SilentFinding]:
-    times = {s.emitter: _steady(s.step_times()) for s in series}
+    every = {s.emitter: s.step_times() for s in series}
+    times = {e: _steady(t) for e, t in every.items()}
     times = {e: t for e, t in times.items() if len(t) >= MIN_STEPS}
     if len(times) < MIN_PEERS:
         return []
@@ -74,16 +91,19 @@ def find_stragglers(series: list[Series]) -> list[SilentFinding]:
         slower = [at for at in common if at[emitter].value > median([s.value for s in at.values()])]
         if not common or len(slower) / len(common) < PERSISTENCE:
             continue
+        stands_for = _steps_each(every[emitter])
         excess = sum(
-            at[emitter].value - median([s.value for e, s in at.items() if e != emitter])
+            (at[emitter].value - median([s.value for e, s in at.items() if e != emitter]))
+            * stands_for.get(at[emitter].step, 1)
             for at in common
         )
-        slow.append((emitter, value, z, len(slower) / len(common), max(excess, 0.0), slower))
+        steps = sum(stands_for.get(at[emitter].step, 1) for at in common)
+        slow.append((emitter, value, z, len(slower) / len(common), max(excess, 0.0), slower, steps))
     if not slow:
         return []
     findings = []
     gpus = len(times)
-    for emitter, value, z, persistence, excess, slower in slow:
+    for emitter, value, z, persistence, excess, slower, steps in slow:
         first = slower[0][emitter]
         worst = max(slower, key=lambda at: at[emitter].value)[emitter]
         gpu_hours = excess * gpus / 3600
@@ -107,6 +127,7 @@ def find_stragglers(series: list[Series]) -> list[SilentFinding]:
                     "robust_z": round(z, 2),
                     "slower_share": round(persistence, 3),
                     "excess_s": round(excess, 3),
+                    "steps_counted": steps,
                     "gpus": gpus,
                     "gpu_hours_lost": round(gpu_hours, 6),
                 },

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import random
 
+from denpex.ingest.attribution import attribution_from_path
+from denpex.ingest.lines import SourceContext
+from denpex.ingest.reader import Chunk
+from denpex.progress.series import ProgressReader, ProgressScanner
 from denpex.silent.detect import find_silent_failures
 from tests.silent.helpers import records
 
@@ -57,3 +61,49 @@ def test_when_half_the_ranks_are_slow_neither_half_is_an_outlier() -> None:
 def test_uniform_jitter_is_not_a_straggler() -> None:
     for seed in range(5):
         assert find_silent_failures(job({}, seed=seed)) == []
+
+
+def interval_log(rank: int, slow_by: float, every: int, steps: int) -> str:
+    # Megatron-LM's shape: one line every `every` iterations, its time the interval's average
+    # per iteration (training.py's "elapsed time per iteration (ms)").
+    lines = []
+    for step in range(every, steps + 1, every):
+        compute = 0.400 + 0.001 * (step * 7 % 13) + slow_by
+        lines.append(
+            f"2026-12-01 15:35:00,118 INFO train: rank {rank}: iter {step} | loss 2.0000 | "
+            f"time/step {compute:.3f}s"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def test_the_cost_counts_every_step_a_line_stands_for_not_only_the_lines() -> None:
+    # 8 ranks logging every 10 steps for 2,000 steps; rank 3 is 0.2 s slower on every step.
+    # Every GPU of a synchronous job waits for it: 8 GPUs x 0.2 s x the steps after warm-up.
+    found = []
+    for rank in range(8):
+        found += records(interval_log(rank, 0.2 if rank == 3 else 0.0, 10, 2000), f"rank{rank}.log")
+    (finding,) = find_silent_failures(found)
+    assert finding.ranks == [3]
+    steady_steps = 2000 - 200  # the first tenth of the lines is warm-up, left out
+    expected = steady_steps * 0.2 * 8 / 3600
+    assert abs(finding.measurements["gpu_hours_lost"] - expected) / expected < 0.02
+    assert finding.measurements["steps_counted"] == steady_steps
+
+
+def test_a_long_runs_sampled_lines_still_cost_the_whole_run() -> None:
+    # 6 ranks x 40,000 steps: the scan keeps a bounded sample of each rank's lines. Rank 2 is
+    # 0.1 s slower on every step, so the job lost about 6 GPUs x 0.1 s x 40,000 steps.
+    found, stride = [], 1
+    for rank in range(6):
+        name = f"rank{rank}.log"
+        context = SourceContext(name=name, who=attribution_from_path(name), default_year=2026)
+        reader = ProgressReader(ProgressScanner("re"), context)
+        text = interval_log(rank, 0.1 if rank == 2 else 0.0, 1, 40_000)
+        reader.read(Chunk(text.encode(), 0, 1, 0))
+        found += reader.records()
+        stride = max(stride, reader.stride)
+    assert stride > 1, "the lines were sampled"
+    (finding,) = find_silent_failures(found, stride)
+    assert finding.ranks == [2]
+    expected = 40_000 * 0.1 * 6 / 3600
+    assert abs(finding.measurements["gpu_hours_lost"] - expected) / expected < 0.05
