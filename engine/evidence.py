@@ -6,7 +6,8 @@ a caller asks for them) and each input's SHA-256, all from ONE read of each inpu
 within the job's window, with ranks resolved and clocks corrected; the job's world size and the
 ranks' hosts, inferred once from everything the inputs state (rank prefixes and file names, the
 dumps' names and pg_config, a launcher line that states the world size), unless the caller
-knows better; and the Flight Recorder triage of the dumps among the inputs.
+knows better; the Flight Recorder triage of the dumps among the inputs; and what `denpex run`
+gathered on the hosts (`telemetry.jsonl`, `host.json`), read in the same scan.
 
 `denpex diagnose`, `denpex hang`, `denpex run`, the HTTP API and the best effort are views of
 the same `Evidence`: the same inputs give the same culprit whichever door they come in by.
@@ -29,6 +30,7 @@ from denpex.hang.triage import DumpFile, HangOptions, triage_dumps
 from denpex.ingest.kinds import UNREAD_KINDS
 from denpex.ingest.sources import Collector, InputLimits, iter_inputs
 from denpex.match.scan import AbnormalLines, Matcher, ScannedInput
+from denpex.telemetry import HostTelemetry, host_telemetry
 from denpex.timeline.identity import world_size_from_ranks
 from denpex.timeline.order import OrderedTimeline, build_timeline
 from denpex.timeline.window import HOST_LOG_KINDS, HOST_LOG_LEAD_S, job_start, within_job
@@ -107,6 +109,8 @@ class Evidence:
     dropped: Mapping[tuple[str, int | None], int]
     warnings: tuple[str, ...]
     rules_version: str
+    host: HostTelemetry = field(default_factory=HostTelemetry)
+    """What `denpex run` gathered on the hosts (GPU and memory samples, the tools' states)."""
 
     @property
     def matches(self) -> list[Match]:
@@ -197,6 +201,8 @@ def assemble_scan(scan: ScanResult, rules_version: str, options: EvidenceOptions
     world = infer_world_size(options.world_size, timeline.matches, input_ranks, dumps)
     if world.size is None and world.stated_by.startswith("nothing: "):
         warnings.append(world.stated_by.removeprefix("nothing: "))
+    host = host_telemetry((s.name, s.who.host, s.telemetry) for s in scan.inputs if s.telemetry)
+    warnings.extend(host.not_gathered())
     hang, problems = _triage(dumps, timeline, world, options, rules_version)
     warnings.extend(hang.warnings if hang is not None else problems)
     return Evidence(
@@ -212,6 +218,7 @@ def assemble_scan(scan: ScanResult, rules_version: str, options: EvidenceOptions
         dropped=scan.dropped,
         warnings=tuple(warnings),
         rules_version=rules_version,
+        host=host,
     )
 
 

@@ -38,6 +38,7 @@ from denpex.reason.setup_stall import stalled_in_setup
 from denpex.signatures.library import Library
 from denpex.silent.causes import with_silent_findings
 from denpex.silent.detect import find_silent_failures
+from denpex.silent.host import host_findings
 from denpex.timeline.order import OrderedTimeline
 
 __all__ = [
@@ -196,5 +197,7 @@ def diagnose_evidence(
     stall = stalled_in_setup(timeline.matches, evidence.inputs, evidence.world.size)
     if stall is not None:
         silent = [*silent, stall]
-    diagnosis = with_silent_findings(diagnosis, silent, options.confidence_threshold)
+    # What `denpex run` sampled on the hosts reads as the silent findings do.
+    from_host = host_findings(evidence.host)
+    diagnosis = with_silent_findings(diagnosis, [*silent, *from_host], options.confidence_threshold)
     return case.record(diagnosis, timeline) if case else diagnosis

@@ -101,6 +101,9 @@ def run_command(
             for copier in copiers:
                 copier.join()
         finally:
+            for pipe in (child.stdout, child.stderr):
+                if pipe is not None:
+                    pipe.close()
             for number, handler in previous.items():
                 signal.signal(number, handler)
     exit_code, signalled = _exit_code(returncode)

@@ -7,6 +7,10 @@ when they are installed), `dmesg.log` (the kernel log's tail at the end, where X
 lines are) and `host.json` (each tool: ok, missing or failed, never assumed healthy; the
 scheduler's identifiers; the Flight Recorder settings). `flight_recorder_environment` turns on
 Flight Recorder dumps on timeout for the child, keeping every setting the user made.
+
+Read back (`TelemetryReader`, in the scan's one pass over each input; `host_telemetry`, when
+the evidence is assembled): the samples and the tools' states, as plain data that the
+diagnosis's telemetry checks (`denpex.silent.host`) read.
 """
 
 from __future__ import annotations
@@ -14,9 +18,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import socket
 import subprocess
 import threading
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -159,7 +165,10 @@ class Sampler:
             state.status, state.detail = ("missing", "") if why == "missing" else ("failed", why)
 
     def sample(self) -> dict[str, object]:
-        record: dict[str, object] = {"time": datetime.now(UTC).isoformat()}
+        record: dict[str, object] = {
+            "time": datetime.now(UTC).isoformat(),
+            "host": socket.gethostname(),
+        }
         for name, reader in (("memory_pressure", _pressure), ("meminfo", _meminfo)):
             value = reader()
             self._note(
@@ -203,6 +212,7 @@ class Sampler:
             xids = sum(1 for line in lines if XID.search(line))
             (self.bundle / "dmesg.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
         host = {
+            "host": socket.gethostname(),
             "tools": {n: {"status": s.status, "detail": s.detail} for n, s in self.tools.items()},
             "xid_lines": xids if kernel is not None else None,
             "scheduler": scheduler_identifiers(environment),
@@ -210,3 +220,174 @@ class Sampler:
             "note": "a tool that is missing or failed says nothing about the host's health",
         }
         (self.bundle / "host.json").write_text(json.dumps(host, indent=2) + "\n")
+
+
+# --- read back -------------------------------------------------------------------------------
+
+SAMPLES_FILE = "telemetry.jsonl"
+HOST_FILE = "host.json"
+HEAD_SAMPLES = 200
+TAIL_SAMPLES = 1800
+"""A long run's samples kept: its first and its last (the failure is near the end)."""
+MAX_HOST_FILE_BYTES = 1024 * 1024
+
+
+def is_host_file(name: str, head: bytes) -> bool:
+    """Whether an input is what `Sampler.finish` wrote into a bundle."""
+    return name == HOST_FILE and b'"tools"' in head[:4096]
+
+
+class TelemetryReader:
+    """The records of one `telemetry.jsonl` or `host.json`, fed its bytes as they are read."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._host = name == HOST_FILE
+        self._buffer = bytearray()
+        self._head: list[dict[str, object]] = []
+        self._tail: deque[dict[str, object]] = deque(maxlen=TAIL_SAMPLES)
+        self.skipped = 0
+
+    def read(self, data: bytes, first_line: int) -> None:
+        """`data`: whole lines not fed before, the first of them numbered `first_line`."""
+        if self._host:
+            if len(self._buffer) + len(data) <= MAX_HOST_FILE_BYTES:
+                self._buffer += data
+            return
+        for offset, line in enumerate(data.split(b"\n")):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except ValueError:
+                self.skipped += 1
+                continue
+            if not isinstance(value, dict):
+                continue
+            record = {
+                "line": first_line + offset,
+                "sample": value,
+                "text": line.decode("utf-8", "replace")[:2000],
+            }
+            if len(self._head) < HEAD_SAMPLES:
+                self._head.append(record)
+            else:
+                self._tail.append(record)
+
+    def records(self) -> list[dict[str, object]]:
+        if self._host:
+            try:
+                value = json.loads(bytes(self._buffer))
+            except ValueError:
+                return []
+            return [{"line": 1, "host_file": value}] if isinstance(value, dict) else []
+        return [*self._head, *self._tail]
+
+
+@dataclass(frozen=True)
+class GpuSample:
+    """One GPU's reading in one sample (nvidia-smi's CSV fields, as printed)."""
+
+    index: str
+    fields: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class HostSample:
+    source: str
+    line: int
+    host: str | None
+    time: str | None
+    gpus: tuple[GpuSample, ...] | None
+    """None when nvidia-smi gave nothing at this sample (missing, or it failed)."""
+    meminfo: Mapping[str, int] = field(default_factory=dict)
+    pressure: Mapping[str, float] = field(default_factory=dict)
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class ToolReport:
+    source: str
+    host: str | None
+    tool: str
+    status: str
+    """ok, missing, failed, or not tried."""
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class HostTelemetry:
+    """What `denpex run` gathered on the hosts among the inputs."""
+
+    samples: tuple[HostSample, ...] = ()
+    tools: tuple[ToolReport, ...] = ()
+    xid_lines: Mapping[str, int | None] = field(default_factory=dict)
+    """Per host.json: how many Xid lines the kernel log's tail held (None: not read)."""
+
+    @property
+    def gathered(self) -> bool:
+        return bool(self.samples or self.tools)
+
+    def not_gathered(self) -> list[str]:
+        """One warning per tool that was missing or failed: what it would show is unknown."""
+        said = []
+        for tool in self.tools:
+            if tool.status == "ok":
+                continue
+            detail = f" ({tool.detail})" if tool.detail else ""
+            said.append(
+                f"{tool.host or tool.source}: {tool.tool} was {tool.status}{detail} when "
+                "denpex run sampled the host: what it would show is unknown, not healthy"
+            )
+        return said
+
+
+def host_telemetry(
+    inputs: Iterable[tuple[str, str | None, list[dict[str, object]]]],
+) -> HostTelemetry:
+    """The telemetry of (input name, the host its path names, its records) for every input."""
+    samples: list[HostSample] = []
+    tools: list[ToolReport] = []
+    xids: dict[str, int | None] = {}
+    for name, path_host, records in inputs:
+        for record in records:
+            if "host_file" in record:
+                document = record["host_file"]
+                assert isinstance(document, dict)
+                host = document.get("host") or path_host
+                for tool, state in (document.get("tools") or {}).items():
+                    if isinstance(state, dict):
+                        tools.append(
+                            ToolReport(
+                                name,
+                                host,
+                                str(tool),
+                                str(state.get("status", "not tried")),
+                                str(state.get("detail", "")),
+                            )
+                        )
+                xids[name] = document.get("xid_lines")
+                continue
+            sample = record.get("sample")
+            if not isinstance(sample, dict):
+                continue
+            gpus = sample.get("gpus")
+            samples.append(
+                HostSample(
+                    source=name,
+                    line=int(record["line"]),  # type: ignore[call-overload]
+                    host=sample.get("host") or path_host,
+                    time=sample.get("time"),
+                    gpus=tuple(
+                        GpuSample(str(g.get("index", n)), {k: str(v) for k, v in g.items()})
+                        for n, g in enumerate(gpus)
+                        if isinstance(g, dict)
+                    )
+                    if isinstance(gpus, list)
+                    else None,
+                    meminfo=sample.get("meminfo") or {},
+                    pressure=sample.get("memory_pressure") or {},
+                    text=str(record.get("text", "")),
+                )
+            )
+    return HostTelemetry(tuple(samples), tuple(tools), xids)

@@ -99,3 +99,24 @@ def test_the_bundle_holds_host_telemetry_and_flight_recorder_settings(tmp_path: 
     assert "TORCH_NCCL_DUMP_ON_TIMEOUT" in host["flight_recorder"]["set_by_denpex"]
     samples = (bundle / "telemetry.jsonl").read_text().splitlines()
     assert samples and "meminfo" in json.loads(samples[0])
+
+
+def test_run_command_closes_the_commands_pipes(tmp_path: Path) -> None:
+    """Called in-process (the API's and the tests' way), it leaves no pipe open behind it:
+    an unclosed one is a ResourceWarning, an error under this suite's warning filter."""
+    import gc
+    import os
+
+    from denpex.run import run_command
+
+    with Path(os.devnull).open("wb") as quiet:
+        result = run_command(
+            [sys.executable, "-c", "print('step 1')"],
+            tmp_path / "bundle",
+            stdout=quiet,
+            stderr=quiet,
+            telemetry_interval=None,
+        )
+    gc.collect()
+    assert result.exit_code == 0
+    assert (tmp_path / "bundle" / "stdout.log").read_text() == "step 1\n"

@@ -284,6 +284,68 @@ HealthyOption = Annotated[
 BackendChoice = Annotated[
     str, typer.Option("--backend", help="matcher backend: auto, hyperscan or re")
 ]
+JobWorkers = Annotated[
+    int, typer.Option("--workers", min=1, help="local processes sharing the parts (no broker)")
+]
+JobBroker = Annotated[
+    str | None,
+    typer.Option(
+        "--broker",
+        help="Celery broker URL: run as a job on `denpex jobs worker`s that reach the store and "
+        "the files",
+    ),
+]
+JobQueue = Annotated[str, typer.Option("--queue", help="with --broker: the workers' queue")]
+JobParts = Annotated[
+    int, typer.Option("--parts", min=1, help="with --broker: tasks the parts are split into")
+]
+
+
+def _run_job(
+    kind: str,
+    parts: list[dict],
+    context: dict,
+    *,
+    workers: int,
+    broker: str | None,
+    queue: str,
+    tasks: int,
+) -> dict:
+    """A back-test's or backfill's report: in this process or a local process pool (the
+    default), or as a Celery job; progress (parts done of all) on standard error."""
+    said = ""
+
+    def show(line: str) -> None:
+        nonlocal said
+        if line != said:
+            sys.stderr.write(line + "\n")
+            said = line
+
+    if broker is None:
+        from denpex.distributed.batch import run_local
+
+        return run_local(
+            kind,
+            parts,
+            context,
+            workers=workers,
+            progress=lambda done, total: show(f"{kind}: {done} of {total} parts done"),
+        )
+    from denpex.distributed import celery_jobs
+    from denpex.distributed.commands import broker_app, describe
+
+    app = broker_app(broker, queue, Settings().result_backend)
+    try:
+        job_id = celery_jobs.submit_parts(app, kind, parts, context, runs=tasks)
+        show(f"{kind} job {job_id} submitted: {len(parts)} parts in up to {tasks} tasks")
+        ended = celery_jobs.wait(
+            app, job_id, timeout_s=24 * 3600, on_progress=lambda p: show(describe(p))
+        )
+    finally:
+        celery_jobs.close(app)
+    if ended.report is None:
+        raise DenpexError(f"job {job_id} failed: {ended.error}")
+    return ended.report
 
 
 def _curation(
@@ -409,17 +471,35 @@ def curate_backtest(
     healthy: HealthyOption = None,
     backend: BackendChoice = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="the back-test as JSON")] = False,
+    workers: JobWorkers = 1,
+    broker: JobBroker = None,
+    queue: JobQueue = "denpex",
+    parts: JobParts = 8,
 ) -> None:
     """What the draft would match and change: stored incidents, labelled cases (before and
-    after it joins the library) and healthy logs. Exits 1 when promote would refuse it."""
-    from denpex.curation.backtest import backtest
-    from denpex.curation.promote import current_library, read_draft
+    after it joins the library) and healthy logs. Exits 1 when promote would refuse it.
+    Each incident, case and healthy log is a part: --workers N shares them among N local
+    processes, --broker runs them as a Celery job (`denpex jobs worker`)."""
+    from denpex.curation.backtest import Backtest, backtest_parts
+    from denpex.curation.promote import read_draft
 
     settings = _curation(store, overlay, evals, healthy, backend)
     opened = _open(store)
     try:
         signature, _ = read_draft(draft)
-        report = backtest(signature, current_library(settings), opened, settings)
+        context = {"draft": signature.model_dump(mode="json"), "settings": settings.as_json()}
+        found = backtest_parts(opened, settings)
+        report = Backtest.of(
+            _run_job(
+                "backtest",
+                found,
+                context,
+                workers=workers,
+                broker=broker,
+                queue=queue,
+                tasks=parts,
+            )
+        )
     except DenpexError as error:
         raise _fail(str(error)) from None
     if as_json:
@@ -490,6 +570,64 @@ def curate_promote(
             f"  incident {settled.incident_id[:12]}: {settled.before} -> {settled.after} "
             f"({outcome})\n"
         )
+
+
+@curate_app.command("backfill")
+def curate_backfill(
+    store: StoreOption = None,
+    overlay: OverlayOption = None,
+    root: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--root",
+            help="a folder of past jobs (`denpex run` bundles with their diagnosis.json) to "
+            "diagnose again too",
+        ),
+    ] = None,
+    no_incidents: Annotated[
+        bool, typer.Option("--no-incidents", help="only the --root folders, not the store")
+    ] = False,
+    backend: BackendChoice = "auto",
+    as_json: Annotated[bool, typer.Option("--json", help="the backfill as JSON")] = False,
+    workers: JobWorkers = 1,
+    broker: JobBroker = None,
+    queue: JobQueue = "denpex",
+    parts: JobParts = 8,
+) -> None:
+    """Diagnose every stored incident (and every past job under --root) again with the library
+    as it stands (packaged + overlay) and say what changed; the store is left as it is. Each
+    incident or job is a part: --workers N, or --broker for a Celery job."""
+    from denpex.curation.backfill import backfill_parts
+    from denpex.distributed.batch import report_of
+
+    settings = _curation(store, overlay, backend=backend)
+    opened = None if no_incidents else _open(store)
+    try:
+        found = backfill_parts(opened, root or [])
+        document = _run_job(
+            "backfill",
+            found,
+            {"settings": settings.as_json(), "use_store": opened is not None},
+            workers=workers,
+            broker=broker,
+            queue=queue,
+            tasks=parts,
+        )
+    except DenpexError as error:
+        raise _fail(str(error)) from None
+    if as_json:
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        return
+    report = report_of("backfill", document)
+    for change in report.changes:
+        mark = "changed" if change.changed else "same"
+        after = change.after if change.after is not None else f"not diagnosed: {change.problem}"
+        sys.stdout.write(
+            f"{mark:<8}{change.kind:<9}{change.where[:60]}: {change.before} -> {after}\n"
+        )
+    sys.stdout.write(
+        f"{len(report.changed)} of {len(report.changes)} answered differently by {report.library}\n"
+    )
 
 
 @hybrid_app.command("eval-learning")

@@ -12,12 +12,14 @@ stand for them.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
-from denpex.curation.compiled import compiled
+from denpex.curation.compiled import compiled, current_library
 from denpex.curation.corpora import healthy_paths, labelled_cases, lines_of
+from denpex.curation.errors import CurationError
 from denpex.curation.rediagnose import rediagnose
 from denpex.curation.settings import CurationSettings
 from denpex.evidence import EvidenceOptions, assemble
@@ -105,6 +107,17 @@ class Backtest:
                 )
         return reasons
 
+    @classmethod
+    def of(cls, document: Mapping[str, Any]) -> Backtest:
+        """The back-test `as_dict` wrote (what a job's reduce sends back)."""
+        return cls(
+            document["signature_id"],
+            document["failure_class"],
+            [hit_of(h) for h in document["incidents"]],
+            [hit_of(h) for h in document["evals"]],
+            [hit_of(h) for h in document["healthy"]],
+        )
+
     def as_dict(self) -> dict[str, object]:
         return {
             "signature_id": self.signature_id,
@@ -123,43 +136,63 @@ def _hit(hit: Hit) -> dict[str, object]:
     return document
 
 
-class _Lazy:
-    """A matcher compiled on first use: nothing is compiled when the draft matches nothing."""
-
-    def __init__(self, build: Callable[[], Matcher]) -> None:
-        self._build = build
-        self._matcher: Matcher | None = None
-
-    def __call__(self) -> Matcher:
-        if self._matcher is None:
-            self._matcher = self._build()
-        return self._matcher
+Part = dict[str, Any]
+"""One piece of a back-test, as plain data: a stored incident (`{"incident": id}`), a labelled
+case (`{"case": name, "inputs": [...], "label": class}`) or a healthy log (`{"healthy": path}`)."""
 
 
-def backtest(
-    draft: Signature, library: Library, store: IncidentStore, settings: CurationSettings
-) -> Backtest:
+def backtest_parts(store: IncidentStore, settings: CurationSettings) -> list[Part]:
+    """What a back-test reads, in the report's order: every stored incident but the seed, every
+    labelled failure case, every healthy log. Any process that reaches the store and the files
+    can back-test any part (`backtest_part`)."""
+    parts: list[Part] = [
+        {"incident": incident.id}
+        for incident in store.in_state([])
+        if incident.rules_version != SEED
+    ]
+    cases = labelled_cases(settings.eval_dirs)
+    parts += [
+        {"case": case.name, "inputs": list(case.inputs), "label": case.failure_class}
+        for case in cases
+        if case.failure_class is not None
+    ]
+    parts += [{"healthy": str(path)} for path in healthy_paths(settings.healthy, cases)]
+    return parts
+
+
+def backtest_part(
+    part: Part, draft: Signature, store: IncidentStore, settings: CurationSettings
+) -> list[Hit]:
+    """What the draft does to one part: the draft alone is scanned over it first (one pattern:
+    fast); only what it matches is diagnosed with the library before and after the draft
+    joins it (`current_library`: the packaged library and the overlay as they stand)."""
     alone = Matcher(library_of([draft]), "re")
-    before = _Lazy(lambda: compiled(library, settings.backend, settings.cache_dir))
-    after = _Lazy(lambda: compiled(library, settings.backend, settings.cache_dir, [draft]))
-    abnormal = abnormal_lines(settings.backend, settings.cache_dir)
-    report = Backtest(draft.id, draft.failure_class)
-
-    for incident in store.in_state([]):
-        if incident.rules_version == SEED:
-            continue
-        found = [
-            line.text
-            for line, hits in zip(
-                incident.excerpt, alone.scan_texts([x.text for x in incident.excerpt]), strict=True
-            )
-            if hits
+    if "healthy" in part:
+        lines = lines_of([Path(part["healthy"])])
+        hits = alone.scan_texts([x.text for x in lines])
+        return [
+            Hit("healthy", line.where, line.text)
+            for line, hit in zip(lines, hits, strict=True)
+            if hit
         ]
+    library = current_library(settings)
+    abnormal = abnormal_lines(settings.backend, settings.cache_dir)
+
+    def before() -> Matcher:
+        return compiled(library, settings.backend, settings.cache_dir)
+
+    def after() -> Matcher:
+        return compiled(library, settings.backend, settings.cache_dir, [draft])
+
+    if "incident" in part:
+        incident = store.get(part["incident"])
+        texts = [x.text for x in incident.excerpt]
+        found = [text for text, hit in zip(texts, alone.scan_texts(texts), strict=True) if hit]
         if not found:
-            continue
+            return []
         old = rediagnose(incident, before(), abnormal, settings.threshold)
         new = rediagnose(incident, after(), abnormal, settings.threshold)
-        report.incidents.append(
+        return [
             Hit(
                 "incident",
                 incident.id,
@@ -169,37 +202,64 @@ def backtest(
                 Outcome.of(old),
                 Outcome.of(new),
             )
-        )
-
-    cases = labelled_cases(settings.eval_dirs)
-    for case in cases:
-        if case.failure_class is None:
-            continue
-        lines = lines_of([Path(p) for p in case.inputs])
-        matched = [
-            line
-            for line, hits in zip(lines, alone.scan_texts([x.text for x in lines]), strict=True)
-            if hits
         ]
-        if not matched:
-            continue
-        report.evals.append(
-            Hit(
-                "eval",
-                case.name,
-                matched[0].text,
-                case.failure_class,
-                None,
-                Outcome.of(_diagnose(list(case.inputs), before(), abnormal, settings)),
-                Outcome.of(_diagnose(list(case.inputs), after(), abnormal, settings)),
-            )
+    inputs = list(part["inputs"])
+    lines = lines_of([Path(p) for p in inputs])
+    hits = alone.scan_texts([x.text for x in lines])
+    matched = [line for line, hit in zip(lines, hits, strict=True) if hit]
+    if not matched:
+        return []
+    return [
+        Hit(
+            "eval",
+            part["case"],
+            matched[0].text,
+            part["label"],
+            None,
+            Outcome.of(_diagnose(inputs, before(), abnormal, settings)),
+            Outcome.of(_diagnose(inputs, after(), abnormal, settings)),
         )
+    ]
 
-    healthy = lines_of(healthy_paths(settings.healthy, cases))
-    for line, hits in zip(healthy, alone.scan_texts([x.text for x in healthy]), strict=True):
-        if hits:
-            report.healthy.append(Hit("healthy", line.where, line.text))
+
+def backtest_of(draft: Signature, hits: Iterable[Hit]) -> Backtest:
+    """The report of every part's hits, given in the parts' order (the reduce)."""
+    report = Backtest(draft.id, draft.failure_class)
+    for hit in hits:
+        {"incident": report.incidents, "eval": report.evals, "healthy": report.healthy}[
+            hit.kind
+        ].append(hit)
     return report
+
+
+def backtest(
+    draft: Signature, library: Library, store: IncidentStore, settings: CurationSettings
+) -> Backtest:
+    """The back-test in this process, part after part (`denpex.distributed` runs the same
+    parts on a local process pool or as a Celery job). `library` is the library the draft
+    would join; it must be `current_library(settings)`, which every part reads again."""
+    if library.label != current_library(settings).label:
+        raise CurationError("a back-test runs against the current library (packaged + overlay)")
+    parts = backtest_parts(store, settings)
+    return backtest_of(
+        draft, [hit for part in parts for hit in backtest_part(part, draft, store, settings)]
+    )
+
+
+def hit_of(value: Mapping[str, Any]) -> Hit:
+    """A hit from its plain data (`asdict`, or the back-test's `as_dict`)."""
+    outcomes = {
+        key: Outcome(**value[key]) if value.get(key) is not None else None
+        for key in ("before", "after")
+    }
+    return Hit(
+        value["kind"],
+        value["where"],
+        value["line"],
+        value.get("label"),
+        value.get("curation_state"),
+        **outcomes,
+    )
 
 
 def _diagnose(

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 
+from denpex.curation.settings import CurationSettings
 from denpex.match.scan import Matcher
-from denpex.signatures.library import Library
+from denpex.signatures.library import Library, load_library, load_overlay
 from denpex.signatures.signature import Signature
 
 KEPT = 3
@@ -37,3 +39,20 @@ def compiled(
     while len(_kept) > KEPT:
         _kept.popitem(last=False)
     return matcher
+
+
+@cache
+def packaged_library(rules_dir: Path | None, cache_dir: Path | None) -> Library:
+    """The packaged library is read-only: loaded once per process."""
+    return load_library(rules_dir, cache_dir=cache_dir)
+
+
+def current_library(settings: CurationSettings) -> Library:
+    """The packaged library with the overlay as it stands, as a diagnosis loads it."""
+    library = packaged_library(settings.rules_dir, settings.cache_dir)
+    if settings.left_out:
+        library = library.without(settings.left_out)
+    if not (settings.overlay_dir / "VERSION").is_file():
+        return library
+    overlay = load_overlay(settings.overlay_dir)
+    return library.with_signatures(overlay.signatures, overlay.label)

@@ -13,21 +13,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 import yaml
 from pydantic import ValidationError
 
 from denpex.curation.backtest import Backtest, Outcome, backtest
-from denpex.curation.compiled import compiled
+from denpex.curation.compiled import compiled, current_library
+from denpex.curation.compiled import packaged_library as packaged_library
 from denpex.curation.errors import CurationError, PromotionRefused
 from denpex.curation.overlay import Overlay
 from denpex.curation.rediagnose import rediagnose
 from denpex.curation.settings import CurationSettings
 from denpex.hybrid.harvest import abnormal_lines
 from denpex.match.lint import lint_added
-from denpex.signatures.library import Library, load_library, load_overlay
+from denpex.signatures.library import Library
 from denpex.signatures.signature import Signature
 from denpex.store.schema import CurationState
 from denpex.store.store import IncidentStore
@@ -59,23 +59,6 @@ def parse_draft(text: str, where: str = "draft") -> Signature:
             f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in error.errors()
         )
         raise CurationError(f"{where}: {problems}") from None
-
-
-@cache
-def packaged_library(rules_dir: Path | None, cache_dir: Path | None) -> Library:
-    """The packaged library is read-only: loaded once per process."""
-    return load_library(rules_dir, cache_dir=cache_dir)
-
-
-def current_library(settings: CurationSettings) -> Library:
-    """The packaged library with the overlay as it stands, as a diagnosis loads it."""
-    library = packaged_library(settings.rules_dir, settings.cache_dir)
-    if settings.left_out:
-        library = library.without(settings.left_out)
-    if not (settings.overlay_dir / "VERSION").is_file():
-        return library
-    overlay = load_overlay(settings.overlay_dir)
-    return library.with_signatures(overlay.signatures, overlay.label)
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,10 @@ back-tested on.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,36 @@ class CurationSettings:
     def drafts_dir(self) -> Path:
         """Drafts wait here for the curator's edits (a hidden folder: not part of the library)."""
         return self.overlay_dir / ".drafts"
+
+    def as_json(self) -> dict[str, Any]:
+        """Plain data, for a job's workers (paths as strings)."""
+        return {
+            "store_url": self.store_url,
+            "overlay_dir": str(self.overlay_dir),
+            "eval_dirs": [str(p) for p in self.eval_dirs],
+            "healthy": [str(p) for p in self.healthy],
+            "rules_dir": str(self.rules_dir) if self.rules_dir else None,
+            "cache_dir": str(self.cache_dir) if self.cache_dir else None,
+            "backend": self.backend,
+            "threshold": self.threshold,
+            "left_out": sorted(self.left_out),
+            "seed": self.seed,
+        }
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> CurationSettings:
+        return cls(
+            store_url=value["store_url"],
+            overlay_dir=Path(value["overlay_dir"]),
+            eval_dirs=tuple(Path(p) for p in value["eval_dirs"]),
+            healthy=tuple(Path(p) for p in value["healthy"]),
+            rules_dir=Path(value["rules_dir"]) if value["rules_dir"] else None,
+            cache_dir=Path(value["cache_dir"]) if value["cache_dir"] else None,
+            backend=value["backend"],
+            threshold=value["threshold"],
+            left_out=frozenset(value["left_out"]),
+            seed=value["seed"],
+        )
 
 
 def default_eval_dirs(root: Path) -> tuple[Path, ...]:

@@ -1,4 +1,5 @@
-"""Large diagnoses as Celery jobs: the scan fans out over workers, one worker reduces.
+"""Large diagnoses, back-tests and backfills as Celery jobs: the parts fan out over workers, one
+worker reduces.
 
 Consumes a broker URL (Redis, or RabbitMQ with a Redis result backend), input paths every
 worker can read (a shared file system, as a cluster's job logs are), `DiagnoseOptions`; produces
@@ -13,6 +14,12 @@ job survives a worker restart: with Redis, another worker takes an unacknowledge
 the visibility timeout has passed. A scan may then run twice; the reduce keys every result by
 its place in the plan and scans itself any run whose result did not reach it, so the diagnosis
 is the same either way, and recording it again keeps the first record.
+
+A back-test or a backfill (`submit_parts`) is a chord of the same shape: one `denpex.part`
+task per run of parts (stored incidents, labelled cases, healthy logs, past jobs), running
+`denpex.distributed.batch.run_parts`, and a `denpex.gather` running `reduce_parts` in the parts'
+order (the functions the local process pool runs), which does itself any part whose result
+did not reach it. Its progress counts tasks and parts done.
 """
 
 from __future__ import annotations
@@ -73,6 +80,13 @@ class JobProgress:
     error: str | None = None
     not_recorded: str | None = None
     """Why the diagnosis is not in the store the job named, when it is not."""
+    kind: str = "diagnose"
+    """diagnose, or one of `denpex.distributed.batch.KINDS` (backtest, backfill)."""
+    items_total: int = 0
+    items_done: int = 0
+    """A back-test's or backfill's incidents, cases, logs or job folders (its bytes are 0)."""
+    report: dict[str, Any] | None = None
+    """A back-test's or backfill's report, once done (`batch.report_of` reads it)."""
 
 
 def celery_app(
@@ -116,6 +130,8 @@ def celery_app(
     )
     app.task(bind=True, name="denpex.scan")(_scan_task)
     app.task(bind=True, name="denpex.reduce")(_reduce_task)
+    app.task(bind=True, name="denpex.part")(_part_task)
+    app.task(bind=True, name="denpex.gather")(_gather_task)
     return app
 
 
@@ -221,6 +237,48 @@ def _unsubscribe(app: Celery, task_ids: list[str]) -> None:
             consumer.cancel_for(task_id)
 
 
+def submit_parts(
+    app: Celery,
+    kind: str,
+    parts: list[dict[str, Any]],
+    context: dict[str, Any],
+    *,
+    runs: int,
+    job_id: str | None = None,
+) -> str:
+    """Queues a back-test or a backfill (`denpex.distributed.batch`) as at most `runs`
+    `denpex.part` tasks, each a run of parts, and a `denpex.gather` that reduces them in the
+    parts' order; returns the job's id. Raises BrokerUnavailable."""
+    from denpex.distributed.batch import KINDS, runs_of
+
+    if kind not in KINDS:
+        raise InputError(f"no job of kind {kind!r} (known: {', '.join(KINDS)})")
+    job_id = job_id or uuid.uuid4().hex
+    chosen = runs_of(len(parts), runs) if parts else []
+    spec = {"id": job_id, "kind": kind, "parts": parts, "context": context}
+    with _reaching(app):
+        app.connection_for_write().ensure_connection(max_retries=1)
+        app.backend.store_result(
+            f"{job_id}.meta",
+            {"kind": kind, "parts": len(chosen), "part_items": [len(r) for r in chosen]},
+            "SUCCESS",
+        )
+        part = app.signature("denpex.part")
+        header = [
+            part.clone(args=(kind, run, [parts[n] for n in run], context)).set(
+                task_id=f"{job_id}.part.{number}"
+            )
+            for number, run in enumerate(chosen)
+        ]
+        gather = app.signature("denpex.gather", args=(spec,)).set(task_id=f"{job_id}.reduce")
+        if header:
+            chord(header, app=app)(gather)
+        else:
+            gather.clone(args=([], spec)).apply_async(task_id=f"{job_id}.reduce")
+        _unsubscribe(app, [f"{job_id}.part.{n}" for n in range(len(chosen))] + [f"{job_id}.reduce"])
+    return job_id
+
+
 def progress_of(app: Celery, job_id: str, finished: set[int] | None = None) -> JobProgress:
     """The job's state; raises InputError for a job this broker does not know, and
     BrokerUnavailable. `finished`: the scan parts an earlier call of the same caller saw
@@ -235,7 +293,9 @@ def _progress_of(app: Celery, job_id: str, finished: set[int]) -> JobProgress:
     meta = _meta(app, f"{job_id}.meta")
     if meta["status"] != "SUCCESS" or not isinstance(meta["result"], dict):
         raise InputError(f"no job {job_id} on this broker")
-    planned = meta["result"]["part_bytes"]
+    kind = meta["result"].get("kind", "diagnose")
+    task = "scan" if kind == "diagnose" else "part"
+    planned = meta["result"]["part_bytes"] if kind == "diagnose" else meta["result"]["part_items"]
     done = scanned = 0
     started = False
     for number, size in enumerate(planned):
@@ -243,25 +303,32 @@ def _progress_of(app: Celery, job_id: str, finished: set[int]) -> JobProgress:
             done += 1
             scanned += size
             continue
-        part = _meta(app, f"{job_id}.scan.{number}")
+        part = _meta(app, f"{job_id}.{task}.{number}")
         if part["status"] == "SUCCESS":
             finished.add(number)
             done += 1
             scanned += size
         elif part["status"] == "PROGRESS" and isinstance(part["result"], dict):
-            scanned += int(part["result"].get("bytes", 0))
+            scanned += int(part["result"].get("bytes" if kind == "diagnose" else "items", 0))
             started = True
         elif part["status"] == "STARTED":
             started = True
     reduce = _meta(app, f"{job_id}.reduce")
-    common = {
-        "id": job_id,
-        "parts": len(planned),
-        "parts_done": done,
-        "bytes_total": sum(planned),
-        "bytes_scanned": min(scanned, sum(planned)),
-    }
+    amount = {"total": sum(planned), "done": min(scanned, sum(planned))}
+    common: dict[str, Any] = {"id": job_id, "parts": len(planned), "parts_done": done}
+    if kind == "diagnose":
+        common |= {"bytes_total": amount["total"], "bytes_scanned": amount["done"]}
+    else:
+        common |= {
+            "kind": kind,
+            "bytes_total": 0,
+            "bytes_scanned": 0,
+            "items_total": amount["total"],
+            "items_done": amount["done"],
+        }
     if reduce["status"] == "SUCCESS":
+        if kind != "diagnose":
+            return JobProgress(state="done", report=reduce["result"]["report"], **common)
         return JobProgress(
             state="done",
             diagnosis=Diagnosis.model_validate(reduce["result"]["diagnosis"]),
@@ -393,6 +460,41 @@ def _reduce_task(_task: Task, results: list[dict], spec: dict) -> dict:
             "not_recorded": str(refused),
         }
     return {"diagnosis": diagnosis.model_dump(mode="json"), "not_recorded": None}
+
+
+def _part_task(task: Task, kind: str, indexes: list[int], parts: list[dict], context: dict) -> dict:
+    from denpex.distributed.batch import run_parts
+
+    last = 0.0
+
+    def report(done: int) -> None:
+        nonlocal last
+        if time.monotonic() - last >= PROGRESS_EVERY_S and task.request.id:
+            task.update_state(state="PROGRESS", meta={"items": done})
+            last = time.monotonic()
+
+    results = run_parts(kind, parts, context, progress=report)
+    return {
+        "indexes": indexes,
+        "results": results,
+        "done_by": f"{socket.gethostname()}:{os.getpid()}",
+    }
+
+
+def _gather_task(_task: Task, results: list[dict], spec: dict) -> dict:
+    from denpex.distributed.batch import reduce_parts, run_parts
+
+    kind, parts, context = spec["kind"], spec["parts"], spec["context"]
+    by_index: dict[int, Any] = {}
+    for result in results:
+        if any(n in by_index for n in result["indexes"]):
+            continue  # a run done twice (its first worker died after reporting)
+        by_index.update(zip(result["indexes"], result["results"], strict=True))
+    missing = [n for n in range(len(parts)) if n not in by_index]
+    if missing:  # a result that did not reach the chord: do those parts here
+        again = run_parts(kind, [parts[n] for n in missing], context)
+        by_index.update(zip(missing, again, strict=True))
+    return {"report": reduce_parts(kind, [by_index[n] for n in range(len(parts))], context)}
 
 
 def _recorder(store_url: str, job_id: str) -> Any:

@@ -1,5 +1,6 @@
-"""`denpex jobs worker` and `denpex jobs status`: Celery workers for large diagnoses, and a
-job's progress (`denpex diagnose --broker` submits them).
+"""`denpex jobs worker` and `denpex jobs status`: Celery workers for large diagnoses, back-tests
+and backfills, and a job's progress (`denpex diagnose --broker`, `denpex curate backtest
+--broker` and `denpex curate backfill --broker` submit them).
 
 Consumes a broker URL (`--broker` over the settings' `DENPEX_BROKER`; a result backend in
 `DENPEX_RESULT_BACKEND` when the broker is not Redis) and a queue name; produces a running
@@ -9,6 +10,7 @@ these commands, so the rest of the command line starts without it.
 
 from __future__ import annotations
 
+import json
 import sys
 import uuid
 from typing import TYPE_CHECKING, Annotated
@@ -80,6 +82,11 @@ def broker_app(
 
 
 def describe(progress: JobProgress) -> str:
+    if progress.kind != "diagnose":
+        return (
+            f"{progress.kind} job {progress.id}: {progress.state}, {progress.parts_done} of "
+            f"{progress.parts} tasks done ({progress.items_done} of {progress.items_total} parts)"
+        )
     mib = 1024 * 1024
     return (
         f"job {progress.id}: {progress.state}, {progress.parts_done} of {progress.parts} runs "
@@ -121,7 +128,8 @@ def status_command(
     broker: BrokerOption = None,
     queue: QueueOption = "denpex",
 ) -> None:
-    """A job's progress; once it is done, its diagnosis as JSON on standard output."""
+    """A job's progress; once it is done, its diagnosis (or its back-test's or backfill's
+    report) as JSON on standard output."""
     try:
         progress = _progress_of(broker, queue, job_id)
     except DenpexError as error:
@@ -133,6 +141,8 @@ def status_command(
         raise typer.Exit(1)
     if progress.diagnosis is not None:
         sys.stdout.write(progress.diagnosis.model_dump_json(indent=2) + "\n")
+    if progress.report is not None:
+        sys.stdout.write(json.dumps(progress.report, indent=2) + "\n")
 
 
 def _progress_of(broker: str | None, queue: str, job_id: str) -> JobProgress:

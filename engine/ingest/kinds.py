@@ -11,6 +11,7 @@ import re
 from pathlib import PurePosixPath
 
 from denpex.events import Attribution
+from denpex.telemetry import is_host_file
 
 FR_DUMP = "fr_dump"
 BINARY = "binary"
@@ -55,7 +56,7 @@ def kind_of(relative: str, who: Attribution, head: bytes) -> str:
         return "slurm_output"
     if _KERNEL_NAMES.search(name) or len(_DMESG_LINE.findall(head[:4096])) >= 3:
         return "kernel_log"
-    if _TELEMETRY_NAMES.search(name):
+    if _TELEMETRY_NAMES.search(name) or is_host_file(name, head):
         return "telemetry"
     if _KUBE_NAMES.search(relative):
         return "kubernetes"

@@ -21,8 +21,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import BinaryIO
+from pathlib import Path, PurePosixPath
+from typing import Any, BinaryIO
 
 from denpex.events import Attribution, Event, Match
 from denpex.ingest.attribution import attribution_from_path, looks_srun_labelled, split_prefixes
@@ -43,6 +43,7 @@ from denpex.progress.series import ProgressReader, ProgressRecord, ProgressScann
 from denpex.signatures.backends import LineEnds, LineStarts, Scanner, make_scanner
 from denpex.signatures.library import Library, PatternRef
 from denpex.signatures.signature import Role, Signature
+from denpex.telemetry import HOST_FILE, SAMPLES_FILE, TelemetryReader
 
 KEEP_EACH_END = 8
 TEXT_BLOCK = 64 * 1024
@@ -140,6 +141,9 @@ class ScannedInput:
     progress_stride: int = 1
     """1 when every progress line was kept; else past its first lines the input's progress
     was sampled, 1 line in `progress_stride` (`ProgressReader`)."""
+    telemetry: list[dict[str, Any]] = field(default_factory=list)
+    """What `denpex run` sampled on the host (`telemetry.jsonl`) or said of its tools
+    (`host.json`), as plain records (`denpex.telemetry.TelemetryReader`)."""
     abnormal: list[Match] = field(default_factory=list)
     """Lines no signature matched that `AbnormalLines` found and kept, in input order."""
     digest: str | None = None
@@ -415,7 +419,18 @@ class Matcher:
         head_window: Chunk | None = None
         last: Chunk | None = None
         progress = ProgressReader(self._progress, context)
+        name = PurePosixPath(item.relative).name
+        telemetry = (
+            TelemetryReader(name)
+            if kind == "telemetry" and name in (SAMPLES_FILE, HOST_FILE)
+            else None
+        )
         for chunk in iter_chunks(body, report):
+            if telemetry is not None:
+                telemetry.read(
+                    chunk.data[chunk.scan_from :],
+                    chunk.first_line + chunk.data.count(b"\n", 0, chunk.scan_from),
+                )
             keep(self._matches_in(chunk, context, self._abnormal, defer=True))
             # Silent-failure hook: progress lines, read in the same pass over the bytes.
             progress.read(chunk)
@@ -470,6 +485,7 @@ class Matcher:
             first_time=first_time,
             progress=progress.records(),
             progress_stride=progress.stride,
+            telemetry=telemetry.records() if telemetry is not None else [],
             abnormal=found,
             default_year=context.default_year,
             year_stated=stated_year is not None,
