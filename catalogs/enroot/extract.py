@@ -111,8 +111,16 @@ def _shell(checkout: Path, path: Path, release: str) -> list[Message]:
         if not text or text == "%s":
             continue
         out.append(
-            Message(EMITTER, release, text, "printf", rel, _line(source, call.start()),
-                    call.group("level") or "ERROR", _function(source, call.start()))
+            Message(
+                EMITTER,
+                release,
+                text,
+                "printf",
+                rel,
+                _line(source, call.start()),
+                call.group("level") or "ERROR",
+                _function(source, call.start()),
+            )
         )
     for call in _PRINTF.finditer(source):
         fmt = call.group("fmt")
@@ -122,8 +130,16 @@ def _shell(checkout: Path, path: Path, release: str) -> list[Message]:
         if not re.sub(r"%[a-z]", "", text).strip():
             continue  # common::log printing another message (format "%s %b")
         out.append(
-            Message(EMITTER, release, text, "printf" if "%" in text else "literal", rel,
-                    _line(source, call.start()), "stderr", _function(source, call.start()))
+            Message(
+                EMITTER,
+                release,
+                text,
+                "printf" if "%" in text else "literal",
+                rel,
+                _line(source, call.start()),
+                "stderr",
+                _function(source, call.start()),
+            )
         )
     return out
 
@@ -136,8 +152,16 @@ def _helpers(checkout: Path, path: Path, release: str) -> list[Message]:
         if call.name in ERRNO_APPENDED:
             text += ": %s"
         out.append(
-            Message(EMITTER, release, text, "printf" if "%" in text else "literal",
-                    path.relative_to(checkout).as_posix(), call.line, path.stem, call.function)
+            Message(
+                EMITTER,
+                release,
+                text,
+                "printf" if "%" in text else "literal",
+                path.relative_to(checkout).as_posix(),
+                call.line,
+                path.stem,
+                call.function,
+            )
         )
     return out
 
