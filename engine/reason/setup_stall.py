@@ -9,6 +9,10 @@ completes: the log simply ends after the announcement.
 - Ending on "joining" announcements (Lightning's `Initializing distributed: GLOBAL_RANK`, the
   store-based barrier's `Added key`, DeepSpeed's and Megatron's initialisation), with no
   "joined" line: a suspected `rendezvous_failure`.
+- Ending on NCCL's report that a communicator was created ("Init COMPLETE", "Launch mode"),
+  with nothing at all after: a suspected `collective_timeout` in its first collective
+  (peer-to-peer over PCIe that the IOMMU or ACS blocks, a peer that never connects). Once the
+  first collective returns the program prints its own lines, so no trailing output is allowed.
 - Ending after the training loop's start (Megatron's and GPT-NeoX's `training ...`), with no
   step reported: a suspected `collective_timeout` in the first steps (every rank's first
   collectives, and the communicators they create).
@@ -39,6 +43,9 @@ from denpex.reason.root_causes import evidence_of
 TRAILING_LINES = 8
 """Lines an input may still hold after its last announcement (a blank line, a library's
 start-up notices, a trainer's settings) and still be said to stop there."""
+TRAILING_LINES_BY_STAGE = {"connecting": 1}
+"""After NCCL's "Init COMPLETE" the program's first collective runs and its own output follows
+at once: one line (a blank, a shell prompt) at most."""
 CONFIDENCE = 0.35
 MAX_EVIDENCE = 8
 RANK_CAPTURES = ("claimed_rank", "rank", "pg_rank")
@@ -65,6 +72,15 @@ _BUILDING = _Reading(
     "builds with a lock file in the build directory, and a build that was killed leaves it, so "
     "every later process waits at 'Loading extension module' for ever. A first build that is "
     "only slow (minutes), or an excerpt cut at this point, looks the same.",
+)
+_CONNECTING = _Reading(
+    "collective_timeout",
+    "The log stops once NCCL created its communicators (nothing after 'Init COMPLETE')",
+    "Read from where the log stops, not from an error: a connection or first collective that "
+    "never completes prints nothing until a timeout, if one is set. Peer-to-peer between GPUs "
+    "over PCIe that the IOMMU or ACS blocks (consumer and workstation boards, some VMs) hangs "
+    "exactly here; so does a peer that never connects. An excerpt cut at this point looks the "
+    "same.",
 )
 _TRAINING = _Reading(
     "collective_timeout",
@@ -122,7 +138,9 @@ def stalled_in_setup(
         stop = last_line.get(scanned.name)
         if any(stop is None or record.line > stop for record in scanned.progress):
             return None  # training went on, in this input or another one
-        if stop is not None and scanned.lines - stop > TRAILING_LINES:
+        if stop is not None and scanned.lines - stop > TRAILING_LINES_BY_STAGE.get(
+            stage, TRAILING_LINES
+        ):
             return None  # the log goes on after the announcements
     if any(m.event.line > last_line.get(m.event.source, 0) for m in matches):
         return None  # something else was said after them
@@ -137,6 +155,9 @@ def stalled_in_setup(
         title = reading.title.format(extension=", ".join(names[:4]) or "an extension")
     elif stage == "starting":
         reading = _STARTING
+        title = reading.title
+    elif stage == "connecting":
+        reading = _CONNECTING
         title = reading.title
     else:
         reading = _TRAINING

@@ -201,11 +201,22 @@ class Signature(_Strict):
     )
 
     stage: (
-        Literal["joining", "joined", "training", "building", "built", "starting", "serving"] | None
+        Literal[
+            "joining",
+            "joined",
+            "connecting",
+            "training",
+            "building",
+            "built",
+            "starting",
+            "serving",
+        ]
+        | None
     ) = Field(
         None,
         description="for a context line: the stage of a run's start it announces ('joining': "
-        "a process is joining the process group; 'joined': the group formed; 'training': the "
+        "a process is joining the process group; 'joined': the group formed; 'connecting': NCCL "
+        "created a communicator, its first collective next; 'training': the "
         "training loop begins; 'building': an extension is built or loaded just in time; "
         "'built': it loaded; 'starting': an inference engine is starting; 'serving': it is "
         "ready or serving). A log whose last word is such an announcement, with no step "

@@ -3,9 +3,10 @@
 Consumes the gate's `Diagnosis` and the `SilentFinding`s; produces the diagnosis with the
 findings in `silent`. When the rules found no failure in the logs, the findings become its root
 causes (best first), each with its evidence, caveat and the owner its class routes to. An
-error-based diagnosis is kept, except that a finding whose class brings about the rules' top
-class (taxonomy `consequences`: a collapsed fp16 loss scale makes the grad norm inf) is put
-before it, and a suspicion on the rank where the rules' cause began comes second. A suspicion
+error-based diagnosis is kept, except that a finding comes first where the rules' top cause
+names nothing (abnormal lines no signature explains), a finding whose class brings about the
+rules' top class (taxonomy `consequences`: a collapsed fp16 loss scale makes the grad norm inf)
+is put before it, and a suspicion on the rank where the rules' cause began comes second. A suspicion
 (silent data corruption) keeps its capped confidence, so it never reads as confident.
 """
 
@@ -61,6 +62,16 @@ def to_root_cause(finding: SilentFinding) -> RootCause:
     )
 
 
+def _names_nothing(cause: RootCause) -> bool:
+    """The rules' cause for abnormal lines no signature names (the taxonomy's catch-all
+    `unknown`, reason/abnormal.py): it says that something failed, not what."""
+    return (
+        cause.signature_id is None
+        and cause.source is Source.rules
+        and (cause.failure_class == "unknown")
+    )
+
+
 def with_silent_findings(
     diagnosis: Diagnosis, findings: list[SilentFinding], threshold: float
 ) -> Diagnosis:
@@ -75,6 +86,10 @@ def with_silent_findings(
         update["summary"] = ("Silent failure: " if confident else "Suspected silent failure: ") + (
             findings[0].title
         )
+    elif diagnosis.root_causes and _names_nothing(diagnosis.root_causes[0]):
+        # Abnormal lines say that something failed; a finding, even a suspicion, says what.
+        update["root_causes"] = [to_root_cause(findings[0]), *diagnosis.root_causes]
+        update["summary"] = "Suspected silent failure: " + findings[0].title
     elif diagnosis.root_causes:
         top = diagnosis.root_causes[0]
         deeper = [

@@ -173,3 +173,53 @@ def test_a_log_that_stops_while_an_inference_engine_starts_is_a_suspected_first_
 
 def test_an_engine_that_says_it_is_up_did_not_stop_while_starting(tmp_path: Path) -> None:
     assert _diagnose(tmp_path, SGLANG_LOADED + SERVER_UP).status is Status.no_failure
+
+
+# Real lines: NCCL 2.2x creating a communicator in a 4-node DDP job
+# (evals/healthy/esm2-ddp-worker-0.log, a job that went on to train and succeeded).
+NCCL_SETUP = """\
+esm2-worker-0:53:267 [0] NCCL INFO TUNER/Plugin: Failed to find ncclTunerPlugin_v4 symbol.
+esm2-worker-0:53:267 [0] NCCL INFO TUNER/Plugin: Failed to find ncclTunerPlugin_v2 symbol, using internal tuner instead.
+esm2-worker-0:53:267 [0] NCCL INFO ncclCommInitRankConfig comm 0x36477e40 rank 3 nranks 4 cudaDev 0 nvmlDev 0 busId 1e0 commId 0x15c1c76db987339e - Init COMPLETE
+"""  # noqa: E501
+# Lines NCCL prints while it connects channels: what people paste, cut anywhere.
+NCCL_CHANNELS = """\
+esm2-worker-0:53:271 [0] NCCL INFO Channel 00/0 : 2[0] -> 3[0] [receive] via NET/Socket/0
+esm2-worker-0:53:271 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 0
+"""
+# What the same job printed next: the Hugging Face Trainer's own lines.
+TRAINER_STARTS = """\
+[INFO|trainer.py:2128] 2025-04-24 20:44:49,943 >> ***** Running training *****
+[INFO|trainer.py:2129] 2025-04-24 20:44:49,943 >>   Num examples = 100,000
+"""
+
+
+def test_a_log_that_stops_once_nccl_created_its_communicator_is_a_suspected_first_collective_hang(
+    tmp_path: Path,
+) -> None:
+    diagnosis = _diagnose(tmp_path, NCCL_SETUP)
+    assert diagnosis.status is Status.unknown
+    top = diagnosis.root_causes[0]
+    assert (top.failure_class, top.originating_rank) == ("collective_timeout", None)
+    assert top.confidence < 0.6
+    assert "NCCL created its communicators" in top.title
+    assert "IOMMU or ACS" in top.caveat
+    assert [e.line for e in top.evidence] == [3]
+
+
+def test_the_programs_own_lines_after_nccls_set_up_mean_it_returned(tmp_path: Path) -> None:
+    # Two lines are enough: once the first collective returns, the program speaks at once.
+    assert _diagnose(tmp_path, NCCL_SETUP + TRAINER_STARTS).status is Status.no_failure
+    assert _diagnose(tmp_path, NCCL_SETUP + NCCL_CHANNELS).status is Status.no_failure
+
+
+def test_an_excerpt_of_nccls_channel_chatter_is_no_finding(tmp_path: Path) -> None:
+    assert _diagnose(tmp_path, NCCL_CHANNELS).status is Status.no_failure
+
+
+def test_a_suspected_hang_comes_before_abnormal_lines_that_name_nothing(tmp_path: Path) -> None:
+    unexplained = "ERROR: could not read /etc/gpu-health/status: the node agent did not answer\n"
+    diagnosis = _diagnose(tmp_path, unexplained + NCCL_SETUP)
+    first, second = diagnosis.root_causes[:2]
+    assert (first.failure_class, second.failure_class) == ("collective_timeout", "unknown")
+    assert diagnosis.summary.startswith("Suspected silent failure: ")
