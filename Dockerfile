@@ -19,7 +19,6 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY engine engine
 COPY rules rules
-COPY retrieval retrieval
 COPY prompts prompts
 RUN pip install --no-cache-dir . psycopg2-binary \
     && useradd --system --uid 10001 --home-dir /var/lib/denpex denpex \

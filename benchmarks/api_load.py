@@ -8,7 +8,10 @@ and, for each concurrency level, sends `--requests` signed `POST /v1/diagnoses` 
 that many client threads: a mix of the bundled example as a .tar.gz (a confident,
 4-rank diagnosis) and a single-line log. Reports errors (anything but 200), requests per second
 and p50/p99 latency, and, as the reference measured in the same run, the same requests sent
-one at a time (concurrency 1). Loopback only; every loop is bounded in count and time.
+one at a time (concurrency 1). Meanwhile one more client asks `/healthz` every 100 ms: its
+p50/p99/max latency shows whether diagnoses hold up the event loop (they run in worker threads,
+so it should stay far below a diagnosis's latency). Loopback only; every loop is bounded in
+count and time.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -87,21 +92,52 @@ def _one(client: httpx.Client, index: int) -> tuple[int, float]:
     return status, time.perf_counter() - started
 
 
-def _level(base: str, requests: int, concurrency: int) -> dict[str, float]:
+def _health_probe(base: str, done: threading.Event, seconds: list[float]) -> None:
+    """Asks /healthz every 100 ms until `done` (at most 30 minutes); records each latency."""
+    deadline = time.monotonic() + 1800
+    with httpx.Client(base_url=base, timeout=60) as client:
+        while not done.is_set() and time.monotonic() < deadline:
+            started = time.perf_counter()
+            try:
+                client.get("/healthz").raise_for_status()
+                seconds.append(time.perf_counter() - started)
+            except httpx.HTTPError:
+                seconds.append(float("inf"))
+            done.wait(0.1)
+
+
+def _percentile(ordered: list[float], share: float) -> float:
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def _level(base: str, requests: int, concurrency: int) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=concurrency)
-    with httpx.Client(base_url=base, timeout=120, limits=limits) as client:
-        started = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:
-            results = list(pool.map(lambda i: _one(client, i), range(requests)))
-        wall = time.perf_counter() - started
+    health: list[float] = []
+    done = threading.Event()
+    probe = threading.Thread(target=_health_probe, args=(base, done, health))
+    probe.start()
+    try:
+        with httpx.Client(base_url=base, timeout=120, limits=limits) as client:
+            started = time.perf_counter()
+            with ThreadPoolExecutor(max_workers=concurrency) as pool:
+                results = list(pool.map(lambda i: _one(client, i), range(requests)))
+            wall = time.perf_counter() - started
+    finally:
+        done.set()
+        probe.join(120)
     latencies = sorted(seconds for _, seconds in results)
+    health.sort()
     return {
         "concurrency": concurrency,
         "requests": requests,
         "errors": sum(1 for status, _ in results if status != 200),
         "requests_per_s": round(requests / wall, 2),
         "p50_ms": round(1000 * statistics.median(latencies), 1),
-        "p99_ms": round(1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 1),
+        "p99_ms": round(1000 * _percentile(latencies, 0.99), 1),
+        "healthz_probes": len(health),
+        "healthz_p50_ms": round(1000 * statistics.median(health), 1) if health else None,
+        "healthz_p99_ms": round(1000 * _percentile(health, 0.99), 1) if health else None,
+        "healthz_max_ms": round(1000 * health[-1], 1) if health else None,
     }
 
 

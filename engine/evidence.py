@@ -26,6 +26,7 @@ from denpex.hang.dumps import DumpError, rank_from_name
 from denpex.hang.hosts import Location
 from denpex.hang.inputs import dump_files
 from denpex.hang.models import HangReport, Scheduler
+from denpex.hang.plain_pickle import PickleLimits
 from denpex.hang.triage import DumpFile, HangOptions, triage_dumps
 from denpex.ingest.kinds import UNREAD_KINDS
 from denpex.ingest.sources import Collector, InputLimits, iter_inputs
@@ -270,11 +271,17 @@ def _triage(
 ) -> tuple[HangReport | None, list[str]]:
     if not dumps:
         return None, []
+    limits = options.limits
     hang_options = HangOptions(
         world_size=world.size,
         world_size_from=world.stated_by,
         rank_hosts=options.rank_hosts,
         capture_times=options.capture_times,
+        limits=PickleLimits(
+            max_bytes=limits.max_dump_bytes,
+            max_depth=limits.max_dump_depth,
+            max_containers=limits.max_dump_containers,
+        ),
     )
     try:
         report = triage_dumps(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -24,6 +24,7 @@ from denpex.evidence import Evidence, EvidenceOptions, assemble
 from denpex.hang.dumps import DumpError, read_dump
 from denpex.hang.hosts import parse_mapping
 from denpex.hang.models import HangReport, Scheduler
+from denpex.ingest.sources import InputLimits
 from denpex.match.compiled import compiled_matcher
 from denpex.match.scan import ScannedInput
 
@@ -41,6 +42,7 @@ class HangRequest:
     rules_dir: Path | None = None
     backend: str = "auto"
     cache_dir: Path | None = None
+    limits: InputLimits = field(default_factory=InputLimits)
     """Where parsed signatures and compiled scanner databases are kept between runs."""
 
 
@@ -54,6 +56,7 @@ def hang_from_paths(request: HangRequest, stdin: BinaryIO | None = None) -> Hang
         capture_times=_read_capture_times(request.capture_times_file),
         capture_from_mtime=request.capture_from_mtime,
         scheduler=request.scheduler,
+        limits=request.limits,
     )
     return hang_view(assemble(request.paths, matcher, options, stdin=stdin))
 

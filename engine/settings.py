@@ -15,10 +15,20 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import SecretStr, field_validator
+from pydantic import PositiveFloat, PositiveInt, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 STORE_OFF = frozenset({"off", "none", "no", "false", "0"})
+READING_LIMITS = (
+    "max_unpacked_bytes",
+    "max_members",
+    "max_nesting",
+    "max_directory_depth",
+    "max_dump_bytes",
+    "max_dump_containers",
+    "max_dump_depth",
+)
+"""The settings that bound one diagnosis's reading (`denpex.ingest.sources.InputLimits`)."""
 DEFAULT_STORE_FILE = "incidents.sqlite"
 
 
@@ -63,6 +73,36 @@ class Settings(BaseSettings):
     slack_signing_secret: SecretStr | None = None
     """Slack's signing secret for `denpex serve --slack-tenant`."""
 
+    # Bounds on one diagnosis's reading; unset keeps the engine's default (InputLimits).
+    max_unpacked_bytes: PositiveInt | None = None
+    """Bytes archives and compressed files may unpack to (default 16 GiB; 2 GiB per request
+    for `denpex serve`)."""
+    max_members: PositiveInt | None = None
+    """Members read from one archive (default 100,000)."""
+    max_nesting: int | None = None
+    """Archives inside archives (default 2; 0 reads no archive inside another)."""
+    max_directory_depth: PositiveInt | None = None
+    """Folder levels entered below a folder given (default 64)."""
+    max_dump_bytes: PositiveInt | None = None
+    """One Flight Recorder dump's size (default 512 MiB)."""
+    max_dump_containers: PositiveInt | None = None
+    """Dicts, lists and tuples one dump could build (default 1,000,000)."""
+    max_dump_depth: PositiveInt | None = None
+    """How deep one dump nests (default 32)."""
+    # Bounds on one request to `denpex serve`.
+    max_body_bytes: PositiveInt | None = None
+    """A request body's size (default 256 MiB); a larger one is refused with 413 before it is
+    read whole."""
+    request_time_limit: PositiveFloat | None = None
+    """Seconds reading one request's inputs may take (default 120); past it, 503."""
+
+    @field_validator("max_nesting")
+    @classmethod
+    def _not_negative(cls, value: int | None) -> int | None:
+        if value is not None and value < 0:
+            raise ValueError("must be 0 or more")
+        return value
+
     @field_validator(
         "rules", "store", "index", "data_dir", "cache_dir", "overlay", "broker", "result_backend",
         "tenant_secret", "slack_signing_secret", mode="before",
@@ -81,6 +121,12 @@ class Settings(BaseSettings):
         if unknown:
             raise TypeError(f"no such setting: {', '.join(sorted(unknown))}")
         return self.model_copy(update=chosen)
+
+    @property
+    def reading_limits(self) -> dict[str, int]:
+        """The bounds on reading that are set, by `InputLimits` field name."""
+        chosen = {name: getattr(self, name) for name in READING_LIMITS}
+        return {name: value for name, value in chosen.items() if value is not None}
 
     @property
     def data_folder(self) -> Path:

@@ -168,3 +168,44 @@ def test_reading_past_the_deadline_stops_with_one_clear_error(tmp_path: Path) ->
     (tmp_path / "rank3.log").write_bytes(RANK3)
     with pytest.raises(InputTooSlow, match="time limit"):
         diagnose_paths([str(tmp_path)], limits=InputLimits(deadline=time.monotonic() - 1))
+
+
+def test_each_reading_bound_is_a_limit_the_caller_sets_and_says_when_it_bites(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "job.tar.gz").write_bytes(
+        _tar_gz({"rank3.log": RANK3, "rank1.log": b"step 1 ok\n", "rank2.log": b"step 1 ok\n"})
+    )
+    (tmp_path / "nested.tar.gz").write_bytes(_tar_gz({"inner.tar.gz": _tar_gz({"r.log": b"x"})}))
+    tmp_path.joinpath("a", "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "rank0.log").write_bytes(RANK3)
+    limits = InputLimits(max_members=1, max_nesting=0, max_directory_depth=1)
+    diagnosis = diagnose_paths([str(tmp_path)], limits=limits)
+    said = "\n".join(diagnosis.warnings)
+    assert "stopped after 1 members (the max_members limit)" in said
+    assert "nested deeper than 0 (the max_nesting limit)" in said
+    assert "deeper than 1 levels (the max_directory_depth limit)" in said
+    assert diagnosis.root_causes[0].evidence[0].rank == 3
+
+
+def test_a_zip_with_more_members_than_the_limit_says_how_many_it_read(tmp_path: Path) -> None:
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "job.zip", "w") as archive:
+        archive.writestr("rank3.log", RANK3)
+        for rank in range(4, 8):
+            archive.writestr(f"rank{rank}.log", b"step 1 ok\n")
+    diagnosis = diagnose_paths([str(tmp_path / "job.zip")], limits=InputLimits(max_members=2))
+    assert any("read the first 2 of its 5 members" in w for w in diagnosis.warnings)
+
+
+def test_a_flight_recorder_dump_over_the_container_limit_is_refused_in_one_line(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "rank3.log").write_bytes(RANK3)
+    entries = ",".join(["{}"] * 5000)
+    (tmp_path / "fr_dump_0").write_text(f'{{"version": "2.0", "entries": [{entries}]}}')
+    diagnosis = diagnose_paths([str(tmp_path)], limits=InputLimits(max_dump_containers=1000))
+    refused = [w for w in diagnosis.warnings if "max_dump_containers" in w]
+    assert len(refused) == 1 and "fr_dump_0: JSON that could hold 5002" in refused[0]
+    assert diagnosis.root_causes[0].evidence[0].rank == 3

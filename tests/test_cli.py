@@ -11,7 +11,11 @@ from pathlib import Path
 from tests.conftest import BAD_SAMPLE, REPO
 
 
-def denpex(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+def denpex(
+    *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    import os
+
     return subprocess.run(
         [sys.executable, "-m", "denpex", *args],
         input=stdin,
@@ -19,6 +23,7 @@ def denpex(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProces
         cwd=REPO,
         timeout=120,
         check=False,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -146,3 +151,28 @@ def test_on_a_terminal_text_fits_its_width_in_colour_and_a_pipe_gets_plain_text(
     assert max(len(line) for line in lines) <= 72
     piped = denpex("diagnose", str(BAD_SAMPLE)).stdout.decode()
     assert not ansi.search(piped), "no colour in a pipe"
+
+
+def test_a_setting_with_an_invalid_value_is_one_line_naming_its_variable() -> None:
+    for name, value, said in (
+        ("DENPEX_LLM_TIMEOUT", "soon", "DENPEX_LLM_TIMEOUT='soon': Input should be a valid number"),
+        ("DENPEX_MAX_MEMBERS", "0", "DENPEX_MAX_MEMBERS='0': Input should be greater than 0"),
+    ):
+        result = denpex("diagnose", str(BAD_SAMPLE), "--store", "off", env={name: value})
+        assert result.returncode == 2, name
+        lines = result.stderr.decode().strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"denpex: {said}"), lines
+
+
+def test_the_unpacked_bytes_cap_is_a_setting_the_command_line_obeys(tmp_path: Path) -> None:
+    import gzip
+
+    bomb = tmp_path / "rank0.log.gz"
+    bomb.write_bytes(gzip.compress(b"step 1 ok\n" * (200 * 1024)))  # 2 MB unpacked
+    assert denpex("diagnose", str(bomb), "--store", "off").returncode == 0
+    capped = denpex(
+        "diagnose", str(bomb), "--store", "off", env={"DENPEX_MAX_UNPACKED_BYTES": "1048576"}
+    )
+    assert capped.returncode == 2
+    lines = capped.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and "(the max_unpacked_bytes limit)" in lines[0], lines

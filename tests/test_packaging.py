@@ -21,3 +21,23 @@ def test_every_signature_family_is_a_declared_package() -> None:
     }
     missing = families - _declared_packages()
     assert not missing, f"add these to [tool.setuptools] packages in pyproject.toml: {missing}"
+
+
+def _copied_into_the_image() -> set[str]:
+    """The sources of the Dockerfile's COPY instructions (the last word is the destination)."""
+    sources: set[str] = set()
+    for line in (ROOT / "Dockerfile").read_text(encoding="utf-8").splitlines():
+        words = line.split()
+        if words[:1] == ["COPY"]:
+            sources.update(word for word in words[1:-1] if not word.startswith("--"))
+    return sources
+
+
+def test_the_container_image_copies_every_folder_the_package_is_built_from() -> None:
+    copied = _copied_into_the_image()
+    absent = sorted(source for source in copied if not (ROOT / source).exists())
+    assert not absent, f"the Dockerfile copies what the repository no longer has: {absent}"
+    with (ROOT / "pyproject.toml").open("rb") as handle:
+        folders = set(tomllib.load(handle)["tool"]["setuptools"]["package-dir"].values())
+    uncopied = sorted(folders - copied)
+    assert not uncopied, f"the Dockerfile builds the package without: {uncopied}"

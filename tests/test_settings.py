@@ -69,3 +69,40 @@ def test_secrets_are_kept_out_of_the_settings_repr(environment: pytest.MonkeyPat
 def test_an_option_that_is_no_setting_is_refused() -> None:
     with pytest.raises(TypeError, match="no such setting: stroe"):
         Settings().given(stroe="off")
+
+
+def test_every_bound_on_reading_is_a_variable_and_unset_ones_keep_the_engines_default(
+    environment: pytest.MonkeyPatch,
+) -> None:
+    from denpex.ingest.sources import InputLimits
+
+    assert Settings().reading_limits == {}
+    given = {
+        "DENPEX_MAX_UNPACKED_BYTES": "1048576",
+        "DENPEX_MAX_MEMBERS": "10",
+        "DENPEX_MAX_NESTING": "0",
+        "DENPEX_MAX_DIRECTORY_DEPTH": "3",
+        "DENPEX_MAX_DUMP_BYTES": "4096",
+        "DENPEX_MAX_DUMP_CONTAINERS": "500",
+        "DENPEX_MAX_DUMP_DEPTH": "8",
+    }
+    for name, value in given.items():
+        environment.setenv(name, value)
+    limits = InputLimits(**Settings().reading_limits)
+    assert (limits.max_unpacked_bytes, limits.max_members, limits.max_nesting) == (1048576, 10, 0)
+    assert (limits.max_directory_depth, limits.max_dump_bytes) == (3, 4096)
+    assert (limits.max_dump_containers, limits.max_dump_depth) == (500, 8)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("DENPEX_MAX_MEMBERS", "0"), ("DENPEX_MAX_NESTING", "-1"), ("DENPEX_MAX_BODY_BYTES", "x")],
+)
+def test_a_bound_that_is_not_a_positive_number_is_refused(
+    environment: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    from pydantic import ValidationError
+
+    environment.setenv(name, value)
+    with pytest.raises(ValidationError):
+        Settings()

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from denpex.errors import DenpexError, InputTooLarge, InputTooSlow
 from denpex.evidence import EvidenceOptions, ScanResult, assemble_scan
-from denpex.ingest.sources import InputLimits
 from denpex.match.scan import Matcher
 from denpex.models import Diagnosis
 from denpex.pipeline import DiagnoseOptions, Hybrid, RecordedAs, diagnose, diagnose_evidence
@@ -131,10 +130,7 @@ class Diagnoser:
         return DiagnoseOptions(
             confidence_threshold=settings.confidence_threshold,
             cache_dir=settings.cache_dir,
-            limits=InputLimits(
-                max_unpacked_bytes=settings.max_unpacked_bytes,
-                deadline=time.monotonic() + settings.request_time_limit_s,
-            ),
+            limits=settings.request_limits(),
         )
 
     def diagnose(self, tenant: str, body: bytes, diagnosis_id: str | None = None) -> Diagnosis:

@@ -10,7 +10,6 @@ by `denpex.evidence.assemble`. Only tenants whose plan includes `hang` may ask.
 from __future__ import annotations
 
 import io
-import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -23,7 +22,6 @@ from denpex.evidence import EvidenceOptions, assemble
 from denpex.hang.models import Scheduler
 from denpex.hang.render import to_text
 from denpex.hang_view import hang_view
-from denpex.ingest.sources import InputLimits
 
 router = APIRouter(tags=["hang triage"])
 
@@ -50,10 +48,7 @@ def triage_hang(
     options = EvidenceOptions(
         world_size=world_size,
         scheduler=scheduler,
-        limits=InputLimits(
-            max_unpacked_bytes=settings.max_unpacked_bytes,
-            deadline=time.monotonic() + settings.request_time_limit_s,
-        ),
+        limits=settings.request_limits(),
     )
     try:
         evidence = assemble(["-"], state_of(request).matcher, options, stdin=io.BytesIO(body))

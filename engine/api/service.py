@@ -8,8 +8,9 @@ in `denpex.api.routes_*` and the app is put together in `denpex.api.app`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -22,11 +23,16 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from denpex.api.metrics import ApiMetrics
 from denpex.auth import AuthError, NotAllowed, Tenant, Verifier
 from denpex.errors import DenpexError
+from denpex.ingest.sources import InputLimits
 from denpex.match.scan import Matcher
 from denpex.pipeline import Hybrid
 
 if TYPE_CHECKING:
     from denpex.api.jobs import Diagnoser
+
+
+API_MAX_UNPACKED_BYTES = 2 * 1024**3
+"""What one request's archives and compressed files may unpack to, unless a setting says."""
 
 
 @dataclass(frozen=True)
@@ -36,8 +42,11 @@ class ApiSettings:
     cache_dir: Path | None = None
     confidence_threshold: float = 0.6
     max_body_bytes: int = 256 * 1024 * 1024
-    max_unpacked_bytes: int = 2 * 1024**3
-    """What one request's archives and compressed files may unpack to."""
+    limits: InputLimits = field(
+        default_factory=lambda: InputLimits(max_unpacked_bytes=API_MAX_UNPACKED_BYTES)
+    )
+    """Bounds on reading one request's inputs (`DENPEX_MAX_*`): what its archives and
+    compressed files may unpack to, archive members and nesting, Flight Recorder dumps."""
     request_time_limit_s: float = 120.0
     """How long reading one request's inputs may take."""
     max_skew_s: float = 300.0
@@ -65,6 +74,14 @@ class ApiSettings:
     """Slack's signing secret; None turns the slash-command endpoint off."""
     slack_tenant: str | None = None
     """The tenant whose plan and store records the slash command's diagnoses belong to."""
+
+    @property
+    def max_unpacked_bytes(self) -> int:
+        return self.limits.max_unpacked_bytes
+
+    def request_limits(self) -> InputLimits:
+        """The reading bounds of one request that starts now (its deadline included)."""
+        return replace(self.limits, deadline=time.monotonic() + self.request_time_limit_s)
 
 
 @dataclass
@@ -99,7 +116,9 @@ async def signed_body(request: Request) -> tuple[Tenant, bytes]:
         raise HTTPException(401, str(error)) from None
     except DenpexError as error:  # the shared nonce ledger (the store) cannot answer
         raise HTTPException(503, str(error)) from None
-    body = await bounded_body(request, limit, f"the body is larger than {limit} bytes")
+    body = await bounded_body(
+        request, limit, f"the body is larger than {limit} bytes (the max_body_bytes limit)"
+    )
     try:
         signed.check_body(body)
     except AuthError as error:

@@ -15,9 +15,10 @@ from contextlib import contextmanager
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, NoReturn, TextIO
+from typing import Annotated, Any, NoReturn, TextIO
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 from typer._click.exceptions import UsageError  # typer vendors click; no public alias
@@ -26,6 +27,7 @@ from denpex import __version__
 from denpex.cli.hybrid import OverlayOption, StoreOption, curate_app, hybrid_app
 from denpex.distributed.commands import jobs_app
 from denpex.errors import DenpexError
+from denpex.ingest.sources import InputLimits
 from denpex.models import Diagnosis, Status
 from denpex.pipeline import DiagnoseOptions, Hybrid, diagnose
 from denpex.settings import Settings, secret_value
@@ -265,6 +267,7 @@ def diagnose_command(
         cache_dir=settings.cache_folder if cache else None,
         experimental=experimental,
         overlay_dir=settings.overlay,
+        limits=InputLimits(**settings.reading_limits),
     )
     show_progress = stderr.is_terminal if progress is None else progress
     unrecorded: str | None = None
@@ -426,6 +429,23 @@ def run_command_line(
     raise typer.Exit(result.exit_code)
 
 
+def api_bounds(settings: Settings) -> dict[str, Any]:
+    """The `ApiSettings` bounds the settings give (`DENPEX_MAX_*`, `DENPEX_REQUEST_TIME_LIMIT`);
+    one not set keeps the service's default."""
+    from denpex.api.service import API_MAX_UNPACKED_BYTES
+
+    bounds: dict[str, Any] = {
+        "limits": InputLimits(
+            **{"max_unpacked_bytes": API_MAX_UNPACKED_BYTES, **settings.reading_limits}
+        )
+    }
+    if settings.max_body_bytes is not None:
+        bounds["max_body_bytes"] = settings.max_body_bytes
+    if settings.request_time_limit is not None:
+        bounds["request_time_limit_s"] = settings.request_time_limit
+    return bounds
+
+
 @app.command("serve")
 def serve_command(
     tenants: Annotated[
@@ -468,7 +488,12 @@ def serve_command(
     sharing one store (PostgreSQL) share its replay protection, its recorded diagnoses and its
     jobs: any replica runs a queued job, and a job whose replica died is run again by another.
     With an overlay too (--overlay or DENPEX_OVERLAY), the curation resources under
-    /v1/curation serve the queue, confirm, reject, propose, backtest and promote."""
+    /v1/curation serve the queue, confirm, reject, propose, backtest and promote.
+
+    Each request is bounded by settings: DENPEX_MAX_BODY_BYTES (256 MiB),
+    DENPEX_REQUEST_TIME_LIMIT (120 s), DENPEX_MAX_UNPACKED_BYTES (2 GiB here), DENPEX_MAX_MEMBERS,
+    DENPEX_MAX_NESTING, DENPEX_MAX_DIRECTORY_DEPTH and DENPEX_MAX_DUMP_BYTES, _CONTAINERS and
+    _DEPTH; a request past one gets a problem document that says which."""
     import uvicorn
 
     from denpex.api.app import ApiSettings, create_app
@@ -489,6 +514,7 @@ def serve_command(
         rules_dir=environment.rules,
         cache_dir=environment.cache_folder if cache else None,
         overlay_dir=environment.overlay,
+        **api_bounds(environment),
         job_threshold_bytes=job_threshold,
         job_workers=job_workers,
         job_lease_s=job_lease,
@@ -672,6 +698,7 @@ def hang_command(
         rules_dir=settings.rules,
         backend=backend,
         cache_dir=settings.cache_folder if cache else None,
+        limits=InputLimits(**settings.reading_limits),
     )
     try:
         report = hang_from_paths(request, stdin=sys.stdin.buffer if "-" in paths else None)
@@ -897,7 +924,20 @@ def main() -> None:
             soft_wrap=True,
         )
         sys.exit(2)
+    except ValidationError as error:  # a DENPEX_* variable that is not a valid value
+        stderr.print(f"denpex: {_setting_problem(error)}", markup=False, soft_wrap=True)
+        sys.exit(2)
     except (KeyboardInterrupt, typer.Abort):
         stderr.print("denpex: interrupted")
         sys.exit(130)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _setting_problem(error: ValidationError) -> str:
+    """One line for the first invalid setting: its variable, its value and what is wrong."""
+    first = error.errors()[0]
+    name = ".".join(str(part) for part in first.get("loc", ()))
+    given = first.get("input")
+    secret = any(word in name for word in ("secret", "key"))
+    shown = f"={given!r}" if isinstance(given, str | int | float) and not secret else ""
+    return f"DENPEX_{name.upper()}{shown}: {first.get('msg', 'invalid value')}"

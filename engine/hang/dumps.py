@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from denpex.errors import InputError
 from denpex.events import Attribution
-from denpex.hang.plain_pickle import PickleLimits, load_plain
+from denpex.hang.plain_pickle import PickleLimits, check_plain, load_plain
 from denpex.ingest.attribution import attribution_from_path
 from denpex.ingest.numbers import identifier
 
@@ -145,10 +145,21 @@ def read_dump(name: str, data: bytes, limits: PickleLimits | None = None) -> FrD
             raise DumpError(f"{name}: {error}") from None
         return _normalise(name, raw, "pickle")
     if data.lstrip()[:1] == b"{":
+        # Every object or array opens with a byte of its own: their count bounds the memory
+        # before anything is built (`{}` is 64 bytes of Python for 2 of JSON).
+        containers = data.count(b"{") + data.count(b"[")
+        if containers > limits.max_containers:
+            raise DumpError(
+                f"{name}: JSON that could hold {containers} objects and arrays, over the bound "
+                f"of {limits.max_containers} (the max_dump_containers limit)"
+            )
         try:
             raw = json.loads(data)
+            check_plain(raw, limits.max_depth, "JSON")
         except (ValueError, RecursionError) as error:
             raise DumpError(f"{name}: not valid JSON ({_clip(str(error))})") from None
+        except InputError as error:
+            raise DumpError(f"{name}: {error}") from None
         return _normalise(name, raw, "json")
     raise DumpError(f"{name}: neither a pickle nor JSON, not a Flight Recorder dump")
 

@@ -50,9 +50,17 @@ class PickleUnreadable(InputError):
 
 @dataclass(frozen=True)
 class PickleLimits:
+    """Bounds on one dump, pickle or JSON (`denpex.ingest.sources.InputLimits` sets them)."""
+
     max_bytes: int = 512 * 1024 * 1024
     max_depth: int = 32
     """A Flight Recorder dump nests about six deep (dump, entries, entry, frames, frame)."""
+    max_containers: int = 1_000_000
+    """The dicts, lists and tuples the dump could build, counted before anything is built:
+    every one needs a byte of its own that opens it (`CONTAINER_OPCODES`, or `{` and `[` in
+    JSON), so the count of those bytes bounds them (strings holding such bytes count too: real
+    dumps measure about twice their containers). An empty dict is 64 bytes of memory for one
+    byte of pickle: without this bound a 400 MB dump of them takes tens of GB."""
 
 
 # --- opcodes ------------------------------------------------------------------------------------
@@ -308,7 +316,7 @@ _CONTAINERS = frozenset({dict, list, tuple})
 _PLAIN = _CONTAINERS | {str, bytes, bytearray, int, float, bool, type(None)}
 
 
-def _check_plain(value: Any, max_depth: int) -> None:
+def check_plain(value: Any, max_depth: int, what: str = "pickle") -> None:
     """Refuse, in a loaded value, what the opcode scan refuses before loading (sets and any
     other type that is not plain data, a tuple inside a tuple) and nesting deeper than
     `max_depth`. Level by level, without recursion; shared and cyclic containers are walked
@@ -324,7 +332,9 @@ def _check_plain(value: Any, max_depth: int) -> None:
     while level:
         depth += 1
         if depth > max_depth:
-            raise PickleUnreadable(f"pickle nests deeper than {max_depth} levels")
+            raise PickleUnreadable(
+                f"{what} nests deeper than {max_depth} levels (the max_dump_depth limit)"
+            )
         kinds = list(map(type, level))
         tuples = list(compress(level, map(is_, kinds, repeat(tuple))))
         if tuples and tuple in set(map(type, chain.from_iterable(tuples))):
@@ -386,6 +396,9 @@ scan: hashing a key nested this deep takes about 64 KiB of C stack (measured: so
 level), far within any thread's."""
 
 _TUPLE_OPCODES = (b"t", b"\x85", b"\x86", b"\x87")  # TUPLE, TUPLE1, TUPLE2, TUPLE3
+CONTAINER_OPCODES = (b"}", b"]", b")", b"(", b"\x85", b"\x86", b"\x87", b"\x8f")
+"""EMPTY_DICT, EMPTY_LIST, EMPTY_TUPLE, MARK (which DICT, LIST, TUPLE and FROZENSET need),
+TUPLE1-3 and EMPTY_SET: no container is built without one of these bytes."""
 
 
 def load_plain(data: bytes, limits: PickleLimits | None = None) -> Any:
@@ -395,9 +408,15 @@ def load_plain(data: bytes, limits: PickleLimits | None = None) -> Any:
         raise PickleUnreadable(f"pickle of {len(data)} bytes is over the {limits.max_bytes} bound")
     if sum(data.count(code) for code in _TUPLE_OPCODES) > SAFE_TUPLE_OPCODES:
         _scan(data)  # tuples could nest deep enough to crash the hashing of a key: prove not
+    containers = sum(data.count(code) for code in CONTAINER_OPCODES)
+    if containers > limits.max_containers:
+        raise PickleUnreadable(
+            f"pickle that could build {containers} containers, over the bound of "
+            f"{limits.max_containers} (the max_dump_containers limit)"
+        )
     try:
         value = _PlainUnpickler(io.BufferedReader(io.BytesIO(data))).load()
-        _check_plain(value, limits.max_depth)
+        check_plain(value, limits.max_depth)
     except PickleRefused as refused:
         _explain(data, refused)
     except EOFError:

@@ -137,3 +137,8 @@ class Redactor:
     @property
     def replaced(self) -> int:
         return len(self._values)
+
+    @property
+    def found(self) -> dict[str, str]:
+        """Every value replaced so far, by its placeholder."""
+        return dict(self._values)

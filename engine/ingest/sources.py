@@ -27,8 +27,8 @@ from denpex.errors import InputError, InputTooLarge, InputTooSlow
 
 STDIN = "-"
 _SNIFF = 8192
-_MAX_NESTING = 2
-_MAX_MEMBERS = 100_000
+MAX_NESTING = 2
+MAX_MEMBERS = 100_000
 MAX_DIRECTORY_DEPTH = 64
 READ_ERRORS = (OSError, EOFError, zlib.error, tarfile.TarError, zipfile.BadZipFile)
 
@@ -50,12 +50,31 @@ DEFAULT_MAX_UNPACKED_BYTES = 16 * 1024**3
 
 @dataclass(frozen=True)
 class InputLimits:
-    """Bounds on one diagnosis's reading. A compressed input can claim any size, so the bytes
-    unpacked from archives and compressed files are capped; a service also sets a deadline."""
+    """Bounds on one diagnosis's reading, each a setting (`denpex.settings`). A compressed input
+    can claim any size, so the bytes unpacked from archives and compressed files are capped; a
+    service also sets a deadline. Members past `max_members`, archives nested past `max_nesting`
+    and folders past `max_directory_depth` are skipped with a warning; a Flight Recorder dump
+    over its bounds is refused with one line (`denpex.hang.dumps`)."""
 
     max_unpacked_bytes: int = DEFAULT_MAX_UNPACKED_BYTES
     deadline: float | None = None
     """A `time.monotonic()` value past which reading stops with an `InputError`."""
+    max_members: int = MAX_MEMBERS
+    """Members read from one archive."""
+    max_nesting: int = MAX_NESTING
+    """Archives inside archives (a .tar.gz in a .zip is 2)."""
+    max_directory_depth: int = MAX_DIRECTORY_DEPTH
+    """Folder levels entered below a folder given."""
+    max_dump_bytes: int = 512 * 1024 * 1024
+    """One Flight Recorder dump's size."""
+    max_dump_containers: int = 1_000_000
+    """The dicts, lists and tuples one dump could build, counted in its bytes before it is
+    loaded: what bounds its memory (an empty dict costs 64 bytes for 2 bytes of JSON). At the
+    bound, a JSON dump of 999,990 empty entries (12 MB) took `denpex hang` from 129 MB peak RSS
+    (a real dump) to 355 MB; a real dump counts about twice its containers (a ring buffer of
+    2,000 entries with 60 frames each counts some 240,000)."""
+    max_dump_depth: int = 32
+    """How deep one dump's containers nest (a real one nests about six deep)."""
 
 
 @dataclass
@@ -199,7 +218,7 @@ def _no_such(error: OSError) -> str:
 def _files_under(root: Path, shown: str, collector: Collector) -> Iterator[FileRef]:
     """Regular files under `root`, depth-first in name order. Links that leave `root`, links to
     folders (which can loop), pipes, sockets and devices are skipped with a warning; folders
-    deeper than `MAX_DIRECTORY_DEPTH` are not entered."""
+    deeper than the limits' `max_directory_depth` are not entered."""
     resolved_root = root.resolve()
     pending: list[tuple[Path, int]] = [(root, 0)]
     while pending:
@@ -237,10 +256,10 @@ def _files_under(root: Path, shown: str, collector: Collector) -> Iterator[FileR
                 collector.warn(f"{where}: skipped, not a regular file (a pipe, socket or device)")
             else:
                 yield FileRef(str(path), where, relative)
-        if subfolders and depth + 1 > MAX_DIRECTORY_DEPTH:
+        if subfolders and depth + 1 > collector.limits.max_directory_depth:
             collector.warn(
                 f"{_shown(shown, root, directory)}: folders below it skipped, deeper than "
-                f"{MAX_DIRECTORY_DEPTH} levels"
+                f"{collector.limits.max_directory_depth} levels (the max_directory_depth limit)"
             )
             continue
         pending.extend((folder, depth + 1) for folder in reversed(subfolders))
@@ -301,8 +320,11 @@ def _from_stream(
 def _nested(
     member_shown: str, relative: str, data: BinaryIO, collector: Collector, depth: int
 ) -> Iterator[Input]:
-    if depth + 1 > _MAX_NESTING:
-        collector.warn(f"{member_shown}: skipped, archives nested deeper than {_MAX_NESTING}")
+    if depth + 1 > collector.limits.max_nesting:
+        collector.warn(
+            f"{member_shown}: skipped, archives nested deeper than "
+            f"{collector.limits.max_nesting} (the max_nesting limit)"
+        )
         return
     yield from _from_stream(member_shown, relative, data, collector, depth + 1)
 
@@ -350,8 +372,11 @@ def _tar_members(
     try:
         for member in archive:
             read += 1
-            if read > _MAX_MEMBERS:
-                collector.warn(f"{shown}: stopped after {_MAX_MEMBERS} members")
+            if read > collector.limits.max_members:
+                collector.warn(
+                    f"{shown}: stopped after {collector.limits.max_members} members "
+                    "(the max_members limit)"
+                )
                 return
             if not member.isfile():
                 if member.issym() or member.islnk():
@@ -392,7 +417,13 @@ def _from_zip(
             collector.warn(f"{shown}: skipped, not a readable zip archive ({error})")
             return
         with archive:
-            for info in archive.infolist()[:_MAX_MEMBERS]:
+            members = archive.infolist()
+            if len(members) > collector.limits.max_members:
+                collector.warn(
+                    f"{shown}: read the first {collector.limits.max_members} of its "
+                    f"{len(members)} members (the max_members limit)"
+                )
+            for info in members[: collector.limits.max_members]:
                 if info.is_dir():
                     continue
                 name, changed = safe_member_name(info.filename)

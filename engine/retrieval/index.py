@@ -142,7 +142,8 @@ def _atomic_write(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
-        Path(temporary).chmod(0o644)  # mkstemp makes it private; the store file is not
+        # mkstemp makes it readable by its owner only, as the store beside it is (0600): the
+        # vectors are of incidents' lines.
         Path(temporary).replace(path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

@@ -201,3 +201,36 @@ def test_readiness_and_metrics_are_served_without_signature(client: TestClient) 
 
 def test_an_unknown_route_is_a_problem_document(client: TestClient) -> None:
     assert "Not Found" in _problem(client.get("/v1/nothing-here"), 404)
+
+
+def test_each_bound_is_a_setting_and_answers_with_a_problem_document(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import gzip
+    import os
+
+    from denpex.cli.main import api_bounds
+    from denpex.settings import Settings
+
+    monkeypatch.setenv("DENPEX_MAX_UNPACKED_BYTES", str(1024 * 1024))
+    monkeypatch.setenv("DENPEX_MAX_BODY_BYTES", str(64 * 1024))
+    monkeypatch.setenv("DENPEX_REQUEST_TIME_LIMIT", "0.000001")
+    bounds = api_bounds(Settings())
+    assert bounds["limits"].max_unpacked_bytes == 1024 * 1024
+    assert bounds["limits"].max_members == 100_000, "an unset bound keeps its default"
+    cache = Path(os.environ["DENPEX_CACHE_DIR"])
+    bomb = gzip.compress(b"step 1 ok\n" * (200 * 1024))  # 2 MB unpacked, 4 KB sent
+    with TestClient(
+        create_app(
+            ApiSettings(tenants=TENANTS, cache_dir=cache, **{**bounds, "request_time_limit_s": 60})
+        )
+    ) as client:
+        unpacked = client.post("/v1/diagnoses", content=bomb, headers=_headers(bomb))
+        assert "(the max_unpacked_bytes limit)" in _problem(unpacked, 413)
+        body = b"x" * (65 * 1024)
+        large = client.post("/v1/diagnoses", content=body, headers=_headers(body))
+        assert "larger than 65536 bytes" in _problem(large, 413)
+    with TestClient(create_app(ApiSettings(tenants=TENANTS, cache_dir=cache, **bounds))) as client:
+        log = b"[rank1]: RuntimeError: boom\n"
+        slow = client.post("/v1/diagnoses", content=log, headers=_headers(log))
+        assert "time limit" in _problem(slow, 503)

@@ -274,3 +274,51 @@ def test_the_api_docs_load_only_from_this_server(replicas) -> None:
     described = one.get("/openapi.json").json()["paths"]
     assert {"/v1/diagnoses", "/v1/diagnoses/{diagnosis_id}", "/v1/jobs/{job_id}"} <= set(described)
     assert {"/v1/hangs", "/v1/slack/commands", "/healthz", "/readyz", "/metrics"} <= set(described)
+
+
+# the event loop --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("door", ["POST /v1/diagnoses", "Slack slash command"])
+def test_a_diagnosis_in_progress_never_holds_up_the_event_loop(monkeypatch, door) -> None:
+    """While one diagnosis is held mid-way (as a long CPU-bound one holds its thread), other
+    requests are still answered: diagnosing runs in worker threads, not on the event loop."""
+    import threading
+
+    from denpex.api import jobs
+
+    started, release = threading.Event(), threading.Event()
+    real_diagnose = jobs.diagnose
+
+    def held_diagnose(*args, **kwargs):
+        started.set()
+        assert release.wait(60), "the test never released the diagnosis"
+        return real_diagnose(*args, **kwargs)
+
+    monkeypatch.setattr(jobs, "diagnose", held_diagnose)
+    settings = _settings(slack_signing_secret=SLACK_SECRET, slack_tenant="acme")
+    log = (BAD_SAMPLE / "launcher.log").read_text()
+    with TestClient(create_app(settings)) as client:
+        answers: list[int] = []
+
+        def diagnose() -> None:
+            if door == "Slack slash command":
+                answers.append(_slack(client, log)[0].status_code)
+            else:
+                answers.append(_post(client, "/v1/diagnoses", log.encode()).status_code)
+
+        worker = threading.Thread(target=diagnose)
+        worker.start()
+        try:
+            assert started.wait(60), "the diagnosis never started"
+            began = time.monotonic()
+            health = client.get("/healthz")
+            other = _post(client, "/v1/diagnoses", b"x", "render=nothing")
+            waited = time.monotonic() - began
+            still_held = not release.is_set() and worker.is_alive()
+        finally:
+            release.set()
+            worker.join(60)
+        assert health.status_code == 200 and other.status_code == 400
+        assert still_held and waited < 10, waited
+        assert answers == [200]

@@ -171,3 +171,40 @@ def test_malformed_entries_are_left_out_and_counted() -> None:
     dump = read_dump("fr_dump_1", pickle.dumps(current, protocol=2))
     assert len(dump.entries) == len(current["entries"]) - 1
     assert any("1 of" in note and "malformed" in note for note in dump.notes)
+
+
+def _empty_entries(count: int) -> dict[str, object]:
+    """What an attacker sends: a valid dump header over entries that are empty dicts, each
+    64 bytes of memory for 2 or 3 bytes of file."""
+    return {"version": "2.0", "entries": [{} for _ in range(count)]}
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        json.dumps(_empty_entries(5000)).encode(),
+        pickle.dumps(_empty_entries(5000), protocol=2),
+    ],
+    ids=["json", "pickle"],
+)
+def test_a_dump_that_could_build_more_containers_than_the_bound_is_refused_unbuilt(
+    data: bytes,
+) -> None:
+    with pytest.raises(DumpError, match=r"bound of 1000 \(the max_dump_containers limit\)"):
+        read_dump("fr_dump_0", data, PickleLimits(max_containers=1000))
+
+
+def test_real_dumps_read_well_within_a_container_bound_of_their_own_size() -> None:
+    # A real dump counts about twice its containers in the bytes that open one; these hold
+    # 47 to 65 containers in under 2 KB (pickle) or 3 KB (JSON).
+    bound = PickleLimits(max_containers=300)
+    for rank in range(4):
+        assert read_dump(f"fr_dump_{rank}", _pickle(rank), bound).entries
+        assert read_dump(f"fr_dump_{rank}.json", _json(rank), bound).entries
+
+
+def test_a_json_dump_nested_deeper_than_the_bound_is_one_clear_error() -> None:
+    deep = json.dumps({"version": "2.0", "entries": [[[[[[[[[[[]]]]]]]]]]]}).encode()
+    with pytest.raises(DumpError, match="JSON nests deeper than 8 levels") as raised:
+        read_dump("fr_dump_0.json", deep, PickleLimits(max_depth=8))
+    assert str(raised.value).startswith("fr_dump_0.json: ")

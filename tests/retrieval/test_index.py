@@ -66,3 +66,17 @@ def test_vectors_of_the_wrong_size_are_refused(embedder) -> None:
     index = FaissIndex(embedder.dim, embedder.name)
     with pytest.raises(ValueError, match="expected 1 vectors"):
         index.add([1], np.zeros((1, 7), dtype=np.float32))
+
+
+def test_the_saved_index_is_readable_by_its_owner_only_like_the_store(
+    tmp_path: Path, embedder, vectors
+) -> None:
+    import stat
+
+    path = tmp_path / "incidents.faiss"
+    index = FaissIndex(embedder.dim, embedder.name, path)
+    index.add([1, 2, 3], vectors)
+    index.save()
+    saved = [p for p in tmp_path.iterdir() if p.name.startswith("incidents")]
+    assert len(saved) == 2, saved  # the index and its sidecar
+    assert {stat.S_IMODE(p.stat().st_mode) for p in saved} == {0o600}
