@@ -30,9 +30,11 @@ lint: $(STAMP)
 test: $(STAMP)
 	$(MAKE) --no-print-directory -j2 --output-sync=target lint unit evals
 
-# pytest exits 5 when it collects nothing; make treats any non-zero exit as failure.
+# pytest exits 5 when it collects nothing; make treats any non-zero exit as failure. The tests
+# run in one worker per core (pytest-xdist); compiled libraries are shared through pytest's
+# cache folder (tests/conftest.py), so each is built once.
 unit: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 # The corpus and held-out evaluations fail under the thresholds set from measured figures
 # (evals/thresholds.json, evals/thresholds-heldout.json, evals/thresholds-silent.json).
