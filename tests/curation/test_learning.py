@@ -45,5 +45,14 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "34": 4,
         "35": 6,
         "36": 4,
+        "37": 6,
+        "38": 4,
+        "39": 4,
+        "40": 9,
+        "41": 6,
+        "42": 9,
+        "43": 5,
+        "44": 6,
+        "45": 9,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]
