@@ -150,7 +150,7 @@ def diagnose_bundles(
         diagnosis = state.diagnoser.diagnose_scan(tenant.id, assembled.scan, diagnosis_id)
     except DenpexError as error:
         failure = failure_of(error)
-        raise HTTPException(failure.status, failure.detail) from None
+        raise failure.http_error() from None
     document: dict[str, Any] = {
         "tenant": tenant.id,
         "id": diagnosis_id,
