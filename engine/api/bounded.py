@@ -200,5 +200,8 @@ class ReadingPool:
         pool.shutdown(wait=False)
 
     def close(self) -> None:
+        """Stops the workers (waiting for a reading under way): a pool left to the
+        interpreter's exit left its worker running, orphaned, under `denpex serve`."""
         with self._lock:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            pool = self._pool
+        pool.shutdown(wait=True, cancel_futures=True)
