@@ -10,6 +10,10 @@ worker threads in this process runs them (`LocalJobs`, no broker). With a store,
 (`denpex.api.shared_jobs`): any replica sharing the store claims them under a lease, and a job
 whose replica died is claimed again by another. This process keeps its newest results in
 memory; with a store, any replica sharing it can read every tenant's recorded diagnoses back.
+
+A request's inputs are read (matched, assembled, dumps triaged) in a worker process under the
+per-request memory cap (`denpex.api.bounded`) unless the cap is off; the reasoning over the
+evidence, the hybrid path and the store run in the calling thread.
 """
 
 from __future__ import annotations
