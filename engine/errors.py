@@ -3,6 +3,8 @@
     DenpexError
     ├── InputError      input that cannot be used at all (the CLI exits 2 with one line)
     │   ├── InputTooLarge   past a size limit (unpacked bytes)
+    │   │   └── MemoryLimitExceeded   reading one API request needed more memory than its
+    │   │                   cap (denpex.api.bounded; 413)
     │   ├── InputTooSlow    past the time limit for reading it
     │   ├── DumpError, PickleRefused, PickleUnreadable   a Flight Recorder dump (denpex.hang)
     │   └── CodecError, BundleError   a node's evidence bundle (denpex.distributed)
@@ -15,6 +17,8 @@
     ├── AuthError       a request or bundle not signed by a known tenant (401)
     ├── NotAllowed      a tenant whose plan lacks the feature (403) (both in denpex.auth)
     ├── Busy            every API job slot is taken (denpex.api.jobs; 503, retry later)
+    ├── WorkerStopped   the API's worker process reading a request died (denpex.api.bounded;
+    │                   503, retry)
     ├── BrokerUnavailable   the Celery broker cannot be reached (denpex.distributed)
     ├── LLMUnavailable, PromptTooLarge, TokenizerError, AnswerError   the best effort's
     │                   model step (denpex.hybrid); each falls back to the retrieval answer

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import PositiveFloat, PositiveInt, SecretStr, field_validator
+from pydantic import NonNegativeInt, PositiveFloat, PositiveInt, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 STORE_OFF = frozenset({"off", "none", "no", "false", "0"})
@@ -95,6 +95,10 @@ class Settings(BaseSettings):
     read whole."""
     request_time_limit: PositiveFloat | None = None
     """Seconds reading one request's inputs may take (default 120); past it, 503."""
+    request_memory_limit: NonNegativeInt | None = None
+    """Bytes of address space reading one request's inputs may take (default 4 GiB): each is
+    read in a worker process capped at that much past what it holds idle; past it, 413 and the
+    worker is replaced. 0: no cap (inputs are read in the server's threads)."""
 
     @field_validator("max_nesting")
     @classmethod

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -147,6 +148,9 @@ def create_app(
             )
             state = app.state.denpex
             state.matcher = Matcher(library, "auto", settings.cache_dir)
+            state.diagnoser.source = replace(
+                state.diagnoser.source, overlay_dir=curation.overlay_dir
+            )
             state.diagnoser.matcher = state.matcher
 
         app.include_router(curation_router(curation, _signed_body, _allow, reload_library))

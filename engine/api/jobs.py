@@ -10,11 +10,16 @@ worker threads in this process runs them (`LocalJobs`, no broker). With a store,
 (`denpex.api.shared_jobs`): any replica sharing the store claims them under a lease, and a job
 whose replica died is claimed again by another. This process keeps its newest results in
 memory; with a store, any replica sharing it can read every tenant's recorded diagnoses back.
+
+A request's inputs are read (matched, assembled, dumps triaged) in a worker process under the
+per-request memory cap (`denpex.api.bounded`) unless the cap is off; the reasoning over the
+evidence, the hybrid path and the store run in the calling thread.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import threading
 import time
 import uuid
@@ -25,11 +30,24 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
+from fastapi import HTTPException
+
+from denpex.api.bounded import (
+    LibrarySource,
+    MemoryLimitExceeded,
+    Reading,
+    ReadingPool,
+    WorkerStopped,
+)
+from denpex.api.service import Problem
 from denpex.errors import DenpexError, InputTooLarge, InputTooSlow
-from denpex.evidence import EvidenceOptions, ScanResult, assemble_scan
+from denpex.evidence import Evidence, EvidenceOptions, ScanResult, assemble, assemble_scan
+from denpex.hang.models import Scheduler
+from denpex.hybrid.harvest import abnormal_lines
+from denpex.ingest.sources import InputLimits
 from denpex.match.scan import Matcher
 from denpex.models import Diagnosis
-from denpex.pipeline import DiagnoseOptions, Hybrid, RecordedAs, diagnose, diagnose_evidence
+from denpex.pipeline import DiagnoseOptions, Hybrid, RecordedAs, diagnose_evidence
 from denpex.store.errors import NotRecorded
 
 if TYPE_CHECKING:
@@ -47,11 +65,23 @@ class Failure:
 
     status: int
     detail: str
+    kind: str | None = None
+    """The problem type, when not the status's (`urn:denpex:problem:<kind>`)."""
+    title: str | None = None
+
+    def http_error(self) -> HTTPException:
+        if self.kind is not None and self.title is not None:
+            return Problem(self.status, self.detail, kind=self.kind, title=self.title)
+        return HTTPException(self.status, self.detail)
 
 
 def failure_of(error: DenpexError) -> Failure:
     if isinstance(error, NotRecorded):
         return Failure(503, f"{error}; nothing was recorded, send it again")
+    if isinstance(error, MemoryLimitExceeded):
+        return Failure(413, str(error), "memory-limit", "Memory limit exceeded")
+    if isinstance(error, WorkerStopped):
+        return Failure(503, str(error), "worker-stopped", "Worker stopped")
     if isinstance(error, InputTooLarge):
         return Failure(413, str(error))
     if isinstance(error, InputTooSlow):
@@ -114,6 +144,15 @@ class Diagnoser:
         self.metrics = metrics
         self._lock = threading.Lock()
         self._results: OrderedDict[str, tuple[str, Diagnosis]] = OrderedDict()
+        self.source = LibrarySource(settings.rules_dir, settings.cache_dir, settings.overlay_dir)
+        """Where the library `matcher` holds was loaded from (workers load it from there)."""
+        self.reading: ReadingPool | None = None
+        if settings.request_memory_limit:
+            self.reading = ReadingPool(
+                self.source,
+                settings.request_memory_limit,
+                settings.reading_processes or os.cpu_count() or 1,
+            )
         store = getattr(hybrid, "store", None)
         self.jobs: JobRunner
         if store is not None:
@@ -133,14 +172,56 @@ class Diagnoser:
             limits=settings.request_limits(),
         )
 
+    def evidence(
+        self,
+        body: bytes,
+        limits: InputLimits,
+        *,
+        abnormal: bool,
+        digests: bool,
+        world_size: int | None = None,
+        scheduler: Scheduler | None = None,
+    ) -> Evidence:
+        """The evidence of `body`: read by a worker process under the memory cap, or (no cap)
+        in this thread. Raises DenpexError for unusable input."""
+        if self.reading is not None:
+            reading = Reading(
+                source=self.source,
+                rules_version=self.matcher.library.label,
+                limits=limits,
+                abnormal=abnormal,
+                digests=digests,
+                world_size=world_size,
+                scheduler=scheduler,
+            )
+            return self.reading.read(body, reading)
+        lines = None
+        if abnormal:
+            lines = (
+                self.hybrid.abnormal_lines("auto", self.settings.cache_dir)
+                if self.hybrid
+                else abnormal_lines("auto", self.settings.cache_dir)
+            )
+        options = EvidenceOptions(
+            world_size=world_size,
+            scheduler=scheduler,
+            abnormal=lines,
+            digests=digests,
+            limits=limits,
+        )
+        return assemble(["-"], self.matcher, options, stdin=io.BytesIO(body))
+
     def diagnose(self, tenant: str, body: bytes, diagnosis_id: str | None = None) -> Diagnosis:
-        """Diagnoses `body` in this thread; raises DenpexError for unusable input."""
+        """Diagnoses `body` as `denpex diagnose -` does (its inputs read under the memory cap);
+        raises DenpexError for unusable input."""
         diagnosis_id = diagnosis_id or new_id()
         hybrid = RecordedAs(self.hybrid, diagnosis_id, tenant) if self.hybrid else None
         started = time.perf_counter()
-        diagnosis = diagnose(
-            ["-"], self._options(), matcher=self.matcher, stdin=io.BytesIO(body), hybrid=hybrid
+        options = self._options()
+        evidence = self.evidence(
+            body, options.limits, abnormal=True, digests=self.hybrid is not None
         )
+        diagnosis = diagnose_evidence(evidence, options, started, hybrid)
         return self._finish(tenant, diagnosis_id, diagnosis, started)
 
     def diagnose_scan(
@@ -209,6 +290,8 @@ class Diagnoser:
 
     def close(self) -> None:
         self.jobs.close()
+        if self.reading is not None:
+            self.reading.close()
 
 
 class LocalJobs:

@@ -3,8 +3,9 @@
 Consumes signed requests (`denpex.api.service`) whose body is a bundle `denpex bundle` made on a
 node (itself signed with the tenant's secret, `denpex.distributed.bundles`); produces the job's
 nodes heard from, and the diagnosis of the job from its nodes' bundles: the one the raw logs
-give, recorded per tenant like any other. Bundles wait in the store when one is configured (any
-replica can then assemble them), else in this process.
+give, recorded per tenant like any other. Bundles are kept with their secrets redacted (as
+incidents are), in the store when one is configured (any replica can then assemble them), else
+in this process.
 """
 
 from __future__ import annotations
@@ -18,11 +19,19 @@ from fastapi.responses import JSONResponse
 from denpex.api.jobs import failure_of, new_id
 from denpex.api.routes_diagnoses import _links
 from denpex.api.service import ApiState, SignedBody, allow, state_of
-from denpex.distributed.bundles import NAME, Bundle, BundleError, assemble_bundles, open_bundle
+from denpex.distributed.bundles import (
+    NAME,
+    Bundle,
+    BundleError,
+    assemble_bundles,
+    open_bundle,
+    resealed,
+)
 from denpex.distributed.codec import CodecError, Signatures
 from denpex.distributed.fanout import check_results
 from denpex.errors import DenpexError
 from denpex.hybrid.harvest import abnormal_lines
+from denpex.hybrid.redact import without_secrets_in
 
 router = APIRouter(tags=["bundles"])
 
@@ -102,8 +111,11 @@ def receive_bundle(request: Request, signed: SignedBody) -> JSONResponse:
     except CodecError as error:
         raise HTTPException(400, str(error)) from None
     name = bundle.name
+    # Kept with its secrets redacted, as incidents are (it may wait days for the other nodes'),
+    # and signed anew with the tenant's secret so it is read back as any bundle is.
+    kept = resealed(bundle, tenant.secret, without_secrets_in)
     try:
-        nodes = shelf_of(state).put(tenant.id, name.job, name.node, name.cluster, body)
+        nodes = shelf_of(state).put(tenant.id, name.job, name.node, name.cluster, kept)
     except DenpexError as error:
         raise HTTPException(503, str(error)) from None
     if len(nodes) > MAX_NODES:
@@ -150,7 +162,7 @@ def diagnose_bundles(
         diagnosis = state.diagnoser.diagnose_scan(tenant.id, assembled.scan, diagnosis_id)
     except DenpexError as error:
         failure = failure_of(error)
-        raise HTTPException(failure.status, failure.detail) from None
+        raise failure.http_error() from None
     document: dict[str, Any] = {
         "tenant": tenant.id,
         "id": diagnosis_id,

@@ -84,7 +84,7 @@ def create_diagnosis(request: Request, signed: SignedBody, render: str | None = 
         diagnosis: Diagnosis = diagnoser.diagnose(tenant.id, body, diagnosis_id)
     except DenpexError as error:
         failure = failure_of(error)
-        raise HTTPException(failure.status, failure.detail) from None
+        raise failure.http_error() from None
     document: dict[str, Any] = {
         "tenant": tenant.id,
         "id": diagnosis_id,

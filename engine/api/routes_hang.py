@@ -9,16 +9,14 @@ by `denpex.evidence.assemble`. Only tenants whose plan includes `hang` may ask.
 
 from __future__ import annotations
 
-import io
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
 from denpex.api.jobs import failure_of
 from denpex.api.service import SignedBody, allow, state_of
 from denpex.errors import DenpexError
-from denpex.evidence import EvidenceOptions, assemble
 from denpex.hang.models import Scheduler
 from denpex.hang.render import to_text
 from denpex.hang_view import hang_view
@@ -44,18 +42,20 @@ def triage_hang(
 ) -> JSONResponse:
     tenant, body = signed
     allow(tenant, "hang")
-    settings = state_of(request).settings
-    options = EvidenceOptions(
-        world_size=world_size,
-        scheduler=scheduler,
-        limits=settings.request_limits(),
-    )
+    state = state_of(request)
     try:
-        evidence = assemble(["-"], state_of(request).matcher, options, stdin=io.BytesIO(body))
+        evidence = state.diagnoser.evidence(
+            body,
+            state.settings.request_limits(),
+            abnormal=False,
+            digests=False,
+            world_size=world_size,
+            scheduler=scheduler,
+        )
         report = hang_view(evidence)
     except DenpexError as error:
         failure = failure_of(error)
-        raise HTTPException(failure.status, failure.detail) from None
+        raise failure.http_error() from None
     document: dict[str, Any] = {
         "tenant": tenant.id,
         "job": {"id": job, "world_size": world_size, "scheduler": scheduler},

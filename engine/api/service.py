@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 API_MAX_UNPACKED_BYTES = 2 * 1024**3
 """What one request's archives and compressed files may unpack to, unless a setting says."""
+API_REQUEST_MEMORY_LIMIT = 4 * 1024**3
+"""The address space reading one request's inputs may add, unless a setting says."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,12 @@ class ApiSettings:
     compressed files may unpack to, archive members and nesting, Flight Recorder dumps."""
     request_time_limit_s: float = 120.0
     """How long reading one request's inputs may take."""
+    request_memory_limit: int = API_REQUEST_MEMORY_LIMIT
+    """Bytes of address space reading one request's inputs may add to a worker process
+    (`denpex.api.bounded`); past it the request is refused with 413. 0: no cap, inputs are read
+    in the server's own threads."""
+    reading_processes: int | None = None
+    """Worker processes reading requests' inputs under that cap (None: one per CPU)."""
     max_skew_s: float = 300.0
     overlay_dir: Path | None = None
     """The deployment's overlay of curated signatures, loaded on top of the packaged library."""
@@ -164,14 +172,19 @@ PROBLEM_TYPES = {
 
 
 def problem_response(
-    status: int, detail: str, headers: Mapping[str, str] | None = None
+    status: int,
+    detail: str,
+    headers: Mapping[str, str] | None = None,
+    *,
+    kind: str | None = None,
+    title: str | None = None,
 ) -> JSONResponse:
-    """An RFC 9457 problem document."""
-    kind = PROBLEM_TYPES.get(status, "error")
+    """An RFC 9457 problem document; its type and title are the status's unless given."""
+    kind = kind or PROBLEM_TYPES.get(status, "error")
     return JSONResponse(
         {
             "type": f"urn:denpex:problem:{kind}",
-            "title": HTTPStatus(status).phrase,
+            "title": title or HTTPStatus(status).phrase,
             "status": status,
             "detail": detail,
         },
@@ -181,9 +194,24 @@ def problem_response(
     )
 
 
+class Problem(HTTPException):
+    """An HTTP error whose problem document has its own type and title (not the status's)."""
+
+    def __init__(self, status: int, detail: str, *, kind: str, title: str) -> None:
+        super().__init__(status, detail)
+        self.kind = kind
+        self.title = title
+
+
 async def problem(_request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, StarletteHTTPException)
-    return problem_response(error.status_code, str(error.detail), error.headers)
+    return problem_response(
+        error.status_code,
+        str(error.detail),
+        error.headers,
+        kind=getattr(error, "kind", None),
+        title=getattr(error, "title", None),
+    )
 
 
 async def invalid_request(_request: Request, error: Exception) -> JSONResponse:

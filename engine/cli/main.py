@@ -430,7 +430,7 @@ def run_command_line(
 
 
 def api_bounds(settings: Settings) -> dict[str, Any]:
-    """The `ApiSettings` bounds the settings give (`DENPEX_MAX_*`, `DENPEX_REQUEST_TIME_LIMIT`);
+    """The `ApiSettings` bounds the settings give (`DENPEX_MAX_*`, `DENPEX_REQUEST_*_LIMIT`);
     one not set keeps the service's default."""
     from denpex.api.service import API_MAX_UNPACKED_BYTES
 
@@ -443,6 +443,8 @@ def api_bounds(settings: Settings) -> dict[str, Any]:
         bounds["max_body_bytes"] = settings.max_body_bytes
     if settings.request_time_limit is not None:
         bounds["request_time_limit_s"] = settings.request_time_limit
+    if settings.request_memory_limit is not None:
+        bounds["request_memory_limit"] = settings.request_memory_limit
     return bounds
 
 
@@ -491,7 +493,9 @@ def serve_command(
     /v1/curation serve the queue, confirm, reject, propose, backtest and promote.
 
     Each request is bounded by settings: DENPEX_MAX_BODY_BYTES (256 MiB),
-    DENPEX_REQUEST_TIME_LIMIT (120 s), DENPEX_MAX_UNPACKED_BYTES (2 GiB here), DENPEX_MAX_MEMBERS,
+    DENPEX_REQUEST_TIME_LIMIT (120 s), DENPEX_REQUEST_MEMORY_LIMIT (4 GiB of address space for
+    reading one request, in a worker process; 0: off), DENPEX_MAX_UNPACKED_BYTES (2 GiB here),
+    DENPEX_MAX_MEMBERS,
     DENPEX_MAX_NESTING, DENPEX_MAX_DIRECTORY_DEPTH and DENPEX_MAX_DUMP_BYTES, _CONTAINERS and
     _DEPTH; a request past one gets a problem document that says which."""
     import uvicorn

@@ -21,7 +21,7 @@ import gzip
 import io
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -89,6 +89,36 @@ def make_bundle(folder: str, name: BundleName, secret: str, settings: ScanSettin
     refs = [ref_json(item.ref) for item in plan.items]
     scan = scan_units(refs, settings.as_json())
     _add_years(plan, scan, settings)
+    created = datetime.now(UTC).isoformat(timespec="seconds")
+    return _sealed(name, created, _plan_json(plan), scan, secret)
+
+
+def resealed(bundle: Bundle, secret: str, change: Callable[[Any], Any]) -> bytes:
+    """`bundle` made again with its plan and scan (plain JSON data) passed through `change`,
+    signed anew with the tenant's `secret`: what the service keeps of a bundle it has checked
+    (`change` redacts its secrets)."""
+    plan, scan = change([_plan_json(bundle.plan), bundle.scan])
+    return _sealed(bundle.name, bundle.created, plan, scan, secret)
+
+
+def _plan_json(plan: Plan) -> dict[str, Any]:
+    return {
+        "items": [
+            {
+                "shown": item.ref.shown,
+                "relative": item.ref.relative,
+                "warnings": list(item.warnings_before),
+            }
+            for item in plan.items
+            if isinstance(item.ref, FileRef)
+        ],
+        "trailing": list(plan.trailing),
+    }
+
+
+def _sealed(
+    name: BundleName, created: str, plan: dict[str, Any], scan: dict[str, Any], secret: str
+) -> bytes:
     payload = {
         "kind": KIND,
         "format": FORMAT,
@@ -96,19 +126,8 @@ def make_bundle(folder: str, name: BundleName, secret: str, settings: ScanSettin
         "cluster": name.cluster,
         "job": name.job,
         "node": name.node,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "plan": {
-            "items": [
-                {
-                    "shown": item.ref.shown,
-                    "relative": item.ref.relative,
-                    "warnings": list(item.warnings_before),
-                }
-                for item in plan.items
-                if isinstance(item.ref, FileRef)
-            ],
-            "trailing": list(plan.trailing),
-        },
+        "created": created,
+        "plan": plan,
         "scan": scan,
     }
     text = json.dumps(payload, separators=(",", ":")).encode()

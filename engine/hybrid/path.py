@@ -15,13 +15,12 @@ carries the diagnosis: the caller shows it and says it was not recorded (the CLI
 
 from __future__ import annotations
 
-import re
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from denpex.errors import DenpexError
 from denpex.events import Match
@@ -32,7 +31,7 @@ from denpex.hybrid.fuse import Candidate, fuse
 from denpex.hybrid.harvest import abnormal_lines
 from denpex.hybrid.llm_answer import AnswerError, Checked, check_answer, parse_answer
 from denpex.hybrid.prompt import PromptMaterial, PromptTooLarge, build_prompt, render
-from denpex.hybrid.redact import Redactor
+from denpex.hybrid.redact import Redactor, without_secrets_in
 from denpex.hybrid.retrieval_answer import MAX_CAUSES, fused_root_causes
 from denpex.hybrid.settings import HybridSettings
 from denpex.hybrid.tokens import TokenCounter, TokenizerError
@@ -41,7 +40,6 @@ from denpex.models import Diagnosis, RootCause, Source, Status
 from denpex.reason.abnormal import origin_of
 from denpex.retrieval.embedder import Embedder, SentenceTransformerEmbedder
 from denpex.retrieval.index import FaissIndex, VectorIndex
-from denpex.retrieval.masking import mask
 from denpex.retrieval.similar import ClassVote, Neighbour, SimilarIncidents, vote
 from denpex.store.errors import NotRecorded
 from denpex.store.records import ExcerptLine, IncidentDraft, input_digests
@@ -345,37 +343,9 @@ class HybridCase:
 
 
 def without_secrets(draft: IncidentDraft) -> IncidentDraft:
-    """The draft with every credential, token, key and e-mail address in its text replaced:
-    the store never holds them (host names stay: they are where the operator acts).
-
-    A template is its line masked (`xoxb-1234567890-abcdefghijkl` becomes
-    `xoxb-<NUM>-abcdefghijkl`), and a masked secret no longer looks like one to the patterns; so
-    each secret found in the text is also replaced where it appears masked."""
-    redactor = Redactor()
-    scrubbed = _each_string(draft.model_dump(mode="json"), redactor.redact_secrets)
-    masked = {}
-    for placeholder, value in redactor.found.items():
-        form = mask(value)
-        if form != value and len(re.sub(r"<[A-Z]+>|\W", "", form)) >= 4:
-            masked[form] = placeholder
-
-    def unmask(text: str) -> str:
-        for form, placeholder in masked.items():
-            text = text.replace(form, placeholder)
-        return text
-
-    return IncidentDraft.model_validate(_each_string(scrubbed, unmask) if masked else scrubbed)
-
-
-def _each_string(value: Any, change: Callable[[str], str]) -> Any:
-    """`value` (plain JSON data) with `change` applied to every string in it."""
-    if isinstance(value, str):
-        return change(value)
-    if isinstance(value, list):
-        return [_each_string(item, change) for item in value]
-    if isinstance(value, dict):
-        return {key: _each_string(item, change) for key, item in value.items()}
-    return value
+    """The draft with every credential, token, key and e-mail address in its text replaced,
+    masked forms in templates included (`without_secrets_in`): the store never holds them."""
+    return IncidentDraft.model_validate(without_secrets_in(draft.model_dump(mode="json")))
 
 
 def _left(deadline: float) -> float:

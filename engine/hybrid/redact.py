@@ -4,13 +4,17 @@ Consumes text about to leave the process (the LLM prompt) and the host names ing
 produces the redacted text and a `Redactor` that restores the original values in the answer.
 Each distinct value gets one stable placeholder (`<<HOST_1>>`, `<<IP_2>>`, `<<SECRET_1>>`,
 `<<EMAIL_1>>`), so the model can still tell hosts apart and refer to them, and its references
-are restored. `redact_secrets` is the part the incident store applies before it keeps anything.
+are restored. `redact_secrets` is the part the incident store applies before it keeps anything;
+`without_secrets_in` applies it to every string of plain JSON data (an incident, a bundle).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from denpex.retrieval.masking import mask
 
 _SECRET_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
     re.compile(pattern)
@@ -142,3 +146,39 @@ class Redactor:
     def found(self) -> dict[str, str]:
         """Every value replaced so far, by its placeholder."""
         return dict(self._values)
+
+
+def without_secrets_in(data: Any) -> Any:
+    """`data` (plain JSON data) with every credential, token, key and e-mail address in its
+    strings replaced (host names stay: they are where the operator acts); keys are kept.
+
+    A template is its line masked (`xoxb-1234567890-abcdefghijkl` becomes
+    `xoxb-<NUM>-abcdefghijkl`), and a masked secret no longer looks like one to the patterns; so
+    each secret found in the text is also replaced where it appears masked."""
+    redactor = Redactor()
+    scrubbed = each_string(data, redactor.redact_secrets)
+    masked = {}
+    for placeholder, value in redactor.found.items():
+        form = mask(value)
+        if form != value and len(re.sub(r"<[A-Z]+>|\W", "", form)) >= 4:
+            masked[form] = placeholder
+    if not masked:
+        return scrubbed
+
+    def unmask(text: str) -> str:
+        for form, placeholder in masked.items():
+            text = text.replace(form, placeholder)
+        return text
+
+    return each_string(scrubbed, unmask)
+
+
+def each_string(value: Any, change: Callable[[str], str]) -> Any:
+    """`value` (plain JSON data) with `change` applied to every string in it (not to keys)."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, list | tuple):
+        return [each_string(item, change) for item in value]
+    if isinstance(value, dict):
+        return {key: each_string(item, change) for key, item in value.items()}
+    return value

@@ -110,11 +110,16 @@ def _safe(url: str) -> str:
         return "<unparseable URL>"
 
 
-def _enable_sqlite_foreign_keys(engine: Engine) -> None:
+def _configure_sqlite(engine: Engine) -> None:
+    """Foreign keys on, and `secure_delete` on: what is deleted or overwritten (a job's raw body
+    once the job ends) is overwritten in the file too, not left in its freed pages. Some SQLite
+    builds have it on by default (Debian's), others do not; this does not depend on the build."""
+
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA secure_delete=ON")
         cursor.close()
 
 
@@ -146,7 +151,7 @@ class IncidentStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         if engine.dialect.name == "sqlite":
-            _enable_sqlite_foreign_keys(engine)
+            _configure_sqlite(engine)
 
     @property
     def url(self) -> str:

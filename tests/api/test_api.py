@@ -234,3 +234,53 @@ def test_each_bound_is_a_setting_and_answers_with_a_problem_document(
         log = b"[rank1]: RuntimeError: boom\n"
         slow = client.post("/v1/diagnoses", content=log, headers=_headers(log))
         assert "time limit" in _problem(slow, 503)
+
+
+def _archive(**members: bytes) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, data in members.items():
+            info = tarfile.TarInfo(f"job/{name}")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def test_a_request_past_the_memory_limit_gets_413_and_the_next_one_is_diagnosed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each request's inputs are read in a worker process whose address space may grow by at
+    most DENPEX_REQUEST_MEMORY_LIMIT: a Flight Recorder dump of 900,000 empty entries (2.6 MB,
+    within every reading bound) needs about 220 MB to load (a worker's peak RSS went from
+    123 to 341 MB), more than the 64 MiB allowed here, so it is refused with a
+    problem document naming the limit; the server stays up and diagnoses the next request."""
+    import os
+
+    from denpex.cli.main import api_bounds
+    from denpex.settings import Settings
+
+    monkeypatch.setenv("DENPEX_REQUEST_MEMORY_LIMIT", str(64 * 1024 * 1024))
+    bounds = api_bounds(Settings())
+    assert bounds["request_memory_limit"] == 64 * 1024 * 1024
+    entries = ",".join(["{}"] * 900_000)
+    dump = f'{{"version": "2.0", "entries": [{entries}]}}'.encode()
+    heavy = _archive(**{"rank3.log": b"[rank3]: RuntimeError: boom\n", "fr_dump_0": dump})
+    log = (BAD_SAMPLE / "launcher.log").read_bytes()
+    settings = ApiSettings(
+        tenants=TENANTS,
+        cache_dir=Path(os.environ["DENPEX_CACHE_DIR"]),
+        reading_processes=1,
+        **bounds,
+    )
+    with TestClient(create_app(settings)) as client:
+        refused = client.post("/v1/diagnoses", content=heavy, headers=_headers(heavy))
+        assert refused.status_code == 413, refused.text
+        assert refused.headers["content-type"] == "application/problem+json"
+        problem = refused.json()
+        assert problem["title"] == "Memory limit exceeded"
+        assert problem["type"] == "urn:denpex:problem:memory-limit"
+        assert "DENPEX_REQUEST_MEMORY_LIMIT" in problem["detail"]
+        assert client.get("/healthz").status_code == 200
+        answered = client.post("/v1/diagnoses", content=log, headers=_headers(log))
+        assert answered.status_code == 200, answered.text
+        assert answered.json()["diagnosis"]["root_causes"], "the next request is diagnosed"

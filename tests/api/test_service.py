@@ -288,14 +288,14 @@ def test_a_diagnosis_in_progress_never_holds_up_the_event_loop(monkeypatch, door
     from denpex.api import jobs
 
     started, release = threading.Event(), threading.Event()
-    real_diagnose = jobs.diagnose
+    real_diagnose = jobs.diagnose_evidence
 
     def held_diagnose(*args, **kwargs):
         started.set()
         assert release.wait(60), "the test never released the diagnosis"
         return real_diagnose(*args, **kwargs)
 
-    monkeypatch.setattr(jobs, "diagnose", held_diagnose)
+    monkeypatch.setattr(jobs, "diagnose_evidence", held_diagnose)
     settings = _settings(slack_signing_secret=SLACK_SECRET, slack_tenant="acme")
     log = (BAD_SAMPLE / "launcher.log").read_text()
     with TestClient(create_app(settings)) as client:

@@ -143,3 +143,48 @@ def test_denpex_bundle_writes_a_signed_bundle_and_needs_the_secret(
     written = (tmp_path / "gpu-000.denpex.gz").read_bytes()
     with TestClient(create_app(_settings())) as client:
         assert _post(client, "/v1/bundles", written).status_code == 201
+
+
+def test_a_bundle_is_kept_with_its_secrets_redacted_and_still_diagnosed(
+    tmp_path: Path, job_2025: Path
+) -> None:
+    """A node's bundle may wait in the store for days (for the job's other nodes): it is kept
+    with every secret the incident store redacts replaced (each kind tests/hybrid/test_redact.py
+    feeds), and the job is diagnosed from what is kept."""
+    import shutil
+    import sqlite3
+    from contextlib import closing
+
+    from denpex.store.schema import BundleRow
+    from denpex.store.store import sqlite_path
+    from tests.hybrid.test_redact import EVERY_OTHER_KIND, SECRET_VALUES, SECRETS_LOG
+
+    node = tmp_path / "gpu-000"
+    shutil.copytree(job_2025 / "gpu-000", node)
+    lines = [f"[rank1]: ERROR {key} rejected: {value}" for key, value in EVERY_OTHER_KIND.items()]
+    (node / "fetch.log").write_text(SECRETS_LOG + "\n".join(lines) + "\n")
+    secrets = [
+        *SECRET_VALUES,
+        *(v.removeprefix("WANDB_API_KEY=") for v in EVERY_OTHER_KIND.values()),
+    ]
+    sent = _bundle(tmp_path, "gpu-000")
+    carried = [s for s in secrets if s in gzip.decompress(sent).decode()]
+    assert carried == secrets, "the bundle as the node sends it holds every secret"
+    url = store_url(str(tmp_path / "s.sqlite"))
+    hybrid = HybridPath(HybridSettings(store_url=url), answer=False)
+    with TestClient(create_app(_settings(), StoreNonces(hybrid.store), hybrid=hybrid)) as client:
+        assert _post(client, "/v1/bundles", sent).status_code == 201
+        made = _post(client, "/v1/bundles/train-4242/diagnosis")
+    assert made.status_code == 200, made.text
+    assert made.json()["diagnosis"]["root_causes"], "the job is diagnosed from the kept bundle"
+    database = sqlite_path(url)
+    assert database is not None
+    with closing(sqlite3.connect(database)) as connection:
+        kept = [
+            gzip.decompress(body).decode()
+            for (body,) in connection.execute(f"SELECT body FROM {BundleRow.__tablename__}")
+        ]
+    assert len(kept) == 1 and "ERROR openaikey rejected: " in kept[0]
+    for secret in carried:
+        assert secret not in kept[0], secret
+        assert secret[-8:] not in kept[0], f"part of {secret} (a masked template?)"

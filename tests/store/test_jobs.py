@@ -104,3 +104,47 @@ def test_workers_racing_for_jobs_each_get_a_different_one(postgres_store: Incide
         claims = list(pool.map(lambda n: jobs.claim(f"worker-{n}", 30), range(8)))
     taken = [c.id for c in claims if c is not None]
     assert sorted(taken) == [_job_id(100 + number) for number in range(4)]
+
+
+@pytest.mark.parametrize("ending", ["done", "failed", "abandoned"])
+def test_a_jobs_raw_body_is_gone_from_the_store_file_once_the_job_ends(
+    sqlite_store: IncidentStore, ending: str
+) -> None:
+    """A job's body waits in the store as it was sent (see the README: it is read as the
+    command line reads it), and only until the job ends: then it is erased, from the rows and
+    from the file's bytes (its freed pages are overwritten), whichever way the job ended."""
+    import sqlite3
+    from contextlib import closing
+
+    from denpex.store.store import sqlite_path
+    from tests.hybrid.test_redact import EVERY_OTHER_KIND, SECRET_VALUES, SECRETS_LOG
+
+    lines = [f"[rank1]: ERROR {key} rejected: {value}" for key, value in EVERY_OTHER_KIND.items()]
+    # Past a page (4 KiB), as request bodies are: the body spans overflow pages.
+    body = ((SECRETS_LOG + "\n".join(lines) + "\n") * 8).encode()
+    secrets = [
+        *SECRET_VALUES,
+        *(v.removeprefix("WANDB_API_KEY=") for v in EVERY_OTHER_KIND.values()),
+    ]
+    database = sqlite_path(str(sqlite_store.engine.url))
+    assert database is not None
+
+    def kept() -> bytes:
+        with closing(sqlite3.connect(database)) as connection:
+            rows = "\n".join(connection.iterdump()).encode()
+        return rows + b"".join(p.read_bytes() for p in database.parent.glob(database.name + "*"))
+
+    jobs = StoreJobs(sqlite_store, max_attempts=1)
+    jobs.submit(_job_id(1), "acme", body, **ROOMY)
+    assert all(s.encode() in kept() for s in secrets), "it waits as it was sent"
+    claimed = jobs.claim("replica-a:1", lease_s=0.2 if ending == "abandoned" else 30)
+    assert claimed is not None and claimed.body == body
+    if ending == "abandoned":
+        time.sleep(0.4)  # its replica died; the next claim finds it past its attempts
+        assert jobs.claim("replica-b:2", lease_s=30) is None
+    else:
+        assert jobs.finish(_job_id(1), "replica-a:1", (400, "bad") if ending == "failed" else None)
+    assert jobs.get(_job_id(1)).state == ("done" if ending == "done" else "failed")  # type: ignore[union-attr]
+    left = kept()
+    for secret in secrets:
+        assert secret.encode() not in left, secret
