@@ -19,6 +19,9 @@
     ├── Busy            every API job slot is taken (denpex.api.jobs; 503, retry later)
     ├── WorkerStopped   the API's worker process reading a request died (denpex.api.bounded;
     │                   503, retry)
+    ├── Problem     an HTTP answer with its own problem type and title, e.g. a job's error
+    │                   re-raised for its status URL (denpex.api.service; also FastAPI's
+    │                   HTTPException)
     ├── BrokerUnavailable   the Celery broker cannot be reached (denpex.distributed)
     ├── LLMUnavailable, PromptTooLarge, TokenizerError, AnswerError   the best effort's
     │                   model step (denpex.hybrid); each falls back to the retrieval answer

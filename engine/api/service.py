@@ -194,8 +194,9 @@ def problem_response(
     )
 
 
-class Problem(HTTPException):
-    """An HTTP error whose problem document has its own type and title (not the status's)."""
+class Problem(HTTPException, DenpexError):
+    """An HTTP error whose problem document has its own type and title (not the status's):
+    raised on purpose, so it belongs to the error tree as well as to FastAPI's."""
 
     def __init__(self, status: int, detail: str, *, kind: str, title: str) -> None:
         super().__init__(status, detail)
