@@ -246,7 +246,6 @@ class TelemetryReader:
         self._buffer = bytearray()
         self._head: list[dict[str, object]] = []
         self._tail: deque[dict[str, object]] = deque(maxlen=TAIL_SAMPLES)
-        self.skipped = 0
 
     def read(self, data: bytes, first_line: int) -> None:
         """`data`: whole lines not fed before, the first of them numbered `first_line`."""
@@ -260,8 +259,7 @@ class TelemetryReader:
             try:
                 value = json.loads(line)
             except ValueError:
-                self.skipped += 1
-                continue
+                continue  # a line cut by the process's end
             if not isinstance(value, dict):
                 continue
             record = {
@@ -321,12 +319,6 @@ class HostTelemetry:
 
     samples: tuple[HostSample, ...] = ()
     tools: tuple[ToolReport, ...] = ()
-    xid_lines: Mapping[str, int | None] = field(default_factory=dict)
-    """Per host.json: how many Xid lines the kernel log's tail held (None: not read)."""
-
-    @property
-    def gathered(self) -> bool:
-        return bool(self.samples or self.tools)
 
     def not_gathered(self) -> list[str]:
         """One warning per tool that was missing or failed: what it would show is unknown."""
@@ -348,7 +340,6 @@ def host_telemetry(
     """The telemetry of (input name, the host its path names, its records) for every input."""
     samples: list[HostSample] = []
     tools: list[ToolReport] = []
-    xids: dict[str, int | None] = {}
     for name, path_host, records in inputs:
         for record in records:
             if "host_file" in record:
@@ -366,7 +357,6 @@ def host_telemetry(
                                 str(state.get("detail", "")),
                             )
                         )
-                xids[name] = document.get("xid_lines")
                 continue
             sample = record.get("sample")
             if not isinstance(sample, dict):
@@ -390,4 +380,4 @@ def host_telemetry(
                     text=str(record.get("text", "")),
                 )
             )
-    return HostTelemetry(tuple(samples), tuple(tools), xids)
+    return HostTelemetry(tuple(samples), tuple(tools))

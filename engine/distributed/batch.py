@@ -12,7 +12,6 @@ default). `denpex.distributed.celery_jobs` runs the map and the reduce as Celery
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -22,6 +21,7 @@ from typing import Any
 from denpex.curation.backfill import Backfill, Change, backfill_of, backfill_part
 from denpex.curation.backtest import Backtest, backtest_of, backtest_part, hit_of
 from denpex.curation.settings import CurationSettings
+from denpex.distributed.local import pool_context
 from denpex.errors import InputError
 from denpex.signatures.signature import Signature
 from denpex.store.store import IncidentStore, open_store
@@ -67,13 +67,13 @@ def run_parts(
     if kind not in KINDS:
         raise InputError(f"no job of kind {kind!r} (known: {', '.join(KINDS)})")
     settings = CurationSettings.from_json(context["settings"])
+    draft = Signature.model_validate(context["draft"]) if kind == "backtest" else None
     results: list[Any] = []
     with _store(context) as store:
         for number, part in enumerate(parts, start=1):
-            if kind == "backtest":
+            if draft is not None:
                 if store is None:
                     raise InputError("a back-test needs the incident store")
-                draft = Signature.model_validate(context["draft"])
                 hits = backtest_part(dict(part), draft, store, settings)
                 results.append([asdict(h) for h in hits])
             else:
@@ -118,7 +118,7 @@ def run_local(
         return reduce_parts(kind, results, context)
     runs = runs_of(total, workers * 4)
     by_index: dict[int, Any] = {}
-    with ProcessPoolExecutor(workers, mp_context=_context()) as pool:
+    with ProcessPoolExecutor(workers, mp_context=pool_context()) as pool:
         pending = {
             pool.submit(run_parts, kind, [parts[n] for n in run], context): run for run in runs
         }
@@ -127,8 +127,3 @@ def run_local(
             if progress is not None:
                 progress(len(by_index), total)
     return reduce_parts(kind, [by_index[n] for n in range(total)], context)
-
-
-def _context() -> multiprocessing.context.BaseContext:
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")

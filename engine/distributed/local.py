@@ -68,7 +68,7 @@ def diagnose_parallel(
     units: dict[int, Any] = {}
     unpacked = 0
     results = []
-    with ProcessPoolExecutor(workers, mp_context=_context()) as pool:
+    with ProcessPoolExecutor(workers, mp_context=pool_context()) as pool:
         pending = {
             pool.submit(
                 scan_units, [ref_json(plan.items[n].ref) for n in run], settings.as_json()
@@ -100,7 +100,7 @@ def diagnose_parallel(
     return diagnose_evidence(evidence, options, started, hybrid)
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def pool_context() -> multiprocessing.context.BaseContext:
     """Fork where there is fork (workers start with the compiled library in memory)."""
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
