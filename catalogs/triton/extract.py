@@ -3,19 +3,25 @@ release's `triton` wheel (see source.yaml): the runtime (JIT, autotuner, cache, 
 the compiler and the NVIDIA and AMD back ends, what a training run meets when a Triton kernel
 (its own, a library's, or one torch.compile generated) is compiled and launched.
 
-Read with `ast`: raises, warnings and logger calls, and `assert cond, "..."` in the runtime and
-the back ends. Triton's own exception classes print what their `__str__` returns (or the
-`self.message` their `__init__` builds, before 3.0): "out of resource: shared memory, Required:
-..., Hardware limit: ..." is an `OutOfResources`, "PTXAS error: ..." a `PTXASError`; each is a
-message at the level of its qualified name, as a traceback's last line prints it
-(`triton.runtime.errors.OutOfResources`). The strings the NVIDIA back end hands a `PTXASError`
-(`error = 'Internal Triton PTX codegen error'`) are read as that exception's text.
+Read with `ast`: raises, warnings and logger calls, and `assert cond, "..."` in the runtime, the
+back ends and the language's front end (`triton.language`: `core.py`, `semantic.py`,
+`standard.py`, `math.py`, the `extra` libdevice wrappers), whose checks of a kernel's code and
+arguments (dtypes, shapes, constexprs, the fp8 types the GPU's architecture supports) reach the
+log inside the `CompilationError` that quotes the kernel: `at 1:0: def kernel(...) ^
+ValueError("type fp8e4nv not supported in this architecture. ...")`.
+
+Triton's own exception classes print what their `__str__` returns (or the `self.message` their
+`__init__` builds, before 3.0): "out of resource: shared memory, Required: ..., Hardware limit:
+..." is an `OutOfResources`, "PTXAS error: ..." a `PTXASError`; each is a message at the level of
+its qualified name, as a traceback's last line prints it (`triton.runtime.errors.OutOfResources`).
+The strings the NVIDIA back end hands a `PTXASError` (`error = 'Internal Triton PTX codegen
+error'`) are read as that exception's text.
 
 The drivers' C code (the `driver.c` files, and the kernel launchers whose C source the Python
 modules hold as a string) raises with `PyErr_SetString(PyExc_X, "...")` and
 `PyErr_Format(PyExc_X, "...", ...)` (level: the Python exception, style printf); `gpuAssert`
 prefixes the CUDA or HIP driver's error string with "Triton Error [CUDA]: ". The interpreter
-(TRITON_INTERPRET=1), the language's front end (`triton.language`) and the tools are left out.
+(TRITON_INTERPRET=1), Gluon (`triton.experimental`) and the tools are left out.
 Nothing here decides a class: mapping.yaml does.
 """
 
@@ -36,9 +42,12 @@ PY_INCLUDE = (
     "triton/backends/",
     "triton/common/",
     "triton/errors.py",
+    "triton/language/",
 )
 PY_EXCLUDE = ("triton/runtime/interpreter.py",)
-ASSERT_PATHS = ("triton/runtime/", "triton/backends/", "triton/common/")
+# every assert of the language's front end is a check of the kernel's code or its arguments that
+# a compile error quotes ("Dot op does not support fp8e4nv on CUDA arch < 90"), as in the runtime
+ASSERT_PATHS = ("triton/runtime/", "triton/backends/", "triton/common/", "triton/language/")
 # the C sources: the drivers, and the Python modules that hold a launcher's C source
 C_UNDER = ("triton/backends/", "triton/runtime/backends/", "triton/compiler/make_launcher.py")
 C_CALLS = ("PyErr_SetString", "PyErr_Format")

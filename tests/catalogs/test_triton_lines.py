@@ -58,6 +58,14 @@ FAMILY = "triton_cat"
             " tensor?)",
             "shape_or_dtype_error",
         ),
+        # vLLM serving an FP8 model on an Ampere GPU (its w8a8 block-scaled matmul kernel): the
+        # CompilationError's last line, the language's error as its repr (triton/language/core.py)
+        (
+            '(EngineCore pid=34474) ERROR 04-12 01:50:23 [core.py:1110] ValueError("type fp8e4nv'
+            " not supported in this architecture. The supported fp8 dtypes are ('fp8e4b15',"
+            " 'fp8e5')\")', please check the stack trace above for the root cause",
+            "unsupported_gpu_arch",
+        ),
     ],
 )
 def test_a_real_triton_line_gets_its_class(matcher: Matcher, text: str, failure_class: str) -> None:
@@ -102,6 +110,27 @@ def test_a_cuda_error_from_a_triton_launch_is_read_by_the_cuda_signatures(
             "RuntimeError",
             "triton/backends/nvidia/driver.c",
             "dependency_error",
+        ),
+        # 2.3.1 triton/language/semantic.py: the GPU lacks the fp8 type
+        (
+            "Dot op does not support fp8e4nv on CUDA arch < 90",
+            "AssertionError",
+            "triton/language/semantic.py",
+            "unsupported_gpu_arch",
+        ),
+        # 3.5.1 triton/language/semantic.py: a block size that is not a power of two
+        (
+            "arange's range must be a power of 2",
+            "ValueError",
+            "triton/language/semantic.py",
+            "shape_or_dtype_error",
+        ),
+        # 3.5.1 triton/language/semantic.py: the kernel's code, not a setting of the run
+        (
+            "arange's arguments must be of type tl.constexpr",
+            "ValueError",
+            "triton/language/semantic.py",
+            "python_exception",
         ),
     ],
 )
@@ -153,5 +182,29 @@ def test_the_drivers_c_raises_are_read_with_their_exception(tmp_path: Path) -> N
             "ValueError",
             "Pointer argument (at %d) cannot be accessed from Triton (cpu tensor?)",
             "printf",
+        ),
+    }
+
+
+def test_the_languages_checks_are_read_asserts_included(tmp_path: Path) -> None:
+    # the language's asserts are its checks of the kernel, read even where their words state no
+    # requirement (triton/language, as the runtime and the back ends)
+    source = tmp_path / "triton" / "language" / "semantic.py"
+    source.parent.mkdir(parents=True)
+    source.write_text(
+        "def dot(lhs, rhs, options):\n"
+        "    if not options.allow_fp8e4nv:\n"
+        "        assert not lhs.is_fp8e4nv(), 'Dot op does not support fp8e4nv on CUDA arch < 90'\n"
+        "def to_ir(self, builder):\n"
+        "    raise ValueError(f'type {self} not supported in this architecture. '\n"
+        "                     f'The supported fp8 dtypes are {builder.options.fp8}')\n"
+    )
+    found = {(m.level, m.text) for m in extract(tmp_path, "3.3.1")}
+    assert found == {
+        ("AssertionError", "Dot op does not support fp8e4nv on CUDA arch < 90"),
+        (
+            "ValueError",
+            "type {self} not supported in this architecture. The supported fp8 dtypes are"
+            " {builder.options.fp8}",
         ),
     }
