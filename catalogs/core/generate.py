@@ -27,6 +27,7 @@ from catalogs.core.pattern import (
     Unsafe,
     compile_problems,
     convert,
+    opening,
     shared_pattern,
 )
 from catalogs.core.render import ValueRule, render_line, render_values, value_rules
@@ -69,6 +70,9 @@ class Entry:
     captures: dict[str, str] = field(default_factory=dict)
     reworded: bool = False
     """its pattern is the part it shares with other wordings of the message (`merge_rewordings`)"""
+    opening: Converted | None = None
+    """a multi-line message's first line, matched beside its most distinctive one (`opening`)"""
+    opening_rendered: str | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -212,11 +216,42 @@ def classify(entries: list[Entry], spec: SourceSpec, mapping: Mapping) -> None:
         if found is None or any(found.group(k) != v for k, v in entry.captures.items()):
             entry.disposition = "excluded"
             entry.reason = "generator: the pattern does not match its own rendered line"
-    problems = compile_problems(sorted({e.converted.regex for e in entries if _live(e)}))
+            continue
+        _add_opening(entry, spec, rules, message)
+    problems = compile_problems(
+        sorted(
+            {e.converted.regex for e in entries if _live(e)}
+            | {e.opening.regex for e in entries if _live(e) and e.opening is not None}
+        )
+    )
     for entry in entries:
         if _live(entry) and entry.converted.regex in problems:  # type: ignore[union-attr]
             entry.disposition = "excluded"
             entry.reason = problems[entry.converted.regex]  # type: ignore[union-attr]
+        elif entry.opening is not None and entry.opening.regex in problems:
+            entry.opening = entry.opening_rendered = None
+
+
+def _add_opening(
+    entry: Entry, spec: SourceSpec, rules: Sequence[ValueRule], message: Message
+) -> None:
+    """The entry's opening-line pattern and its rendered example, when the message has one that
+    is specific alone and matches its own rendered line."""
+    found = opening(
+        entry.text,
+        entry.style,  # type: ignore[arg-type]
+        spec.captures,
+        spec.captures_after,
+        spec.min_words_for(entry.level),
+        spec.name_rules(),
+    )
+    if found is None:
+        return
+    text, _, _ = render_values(found.line, rules)
+    rendered = render_line(spec.template_for(message.level), message, text, spec.file_prefix)
+    if re.search(found.regex, rendered, re.ASCII) is None:
+        return
+    entry.opening, entry.opening_rendered = found, rendered
 
 
 def _render(
@@ -363,6 +398,11 @@ def mark_hand_written(
             entry.reason = f"covered by {claimant} {', '.join(sorted(set(winners)))}"
         elif held:
             _render(entry, spec, rules, entry.message(lines, spec.emitter), plain=held)
+        if entry.opening_rendered is not None and any(
+            not match.signature.fallback for match in hand.scan_text(entry.opening_rendered)
+        ):
+            # the opening line is another signature's to read: the message keeps its own line
+            entry.opening = entry.opening_rendered = None
 
 
 def _values_holding(
@@ -384,6 +424,27 @@ def _values_holding(
     return held
 
 
+def _openings(groups: Sequence[tuple[str, list[Entry]]]) -> dict[str, Entry]:
+    """Signature pattern -> the entry whose opening line it matches as well: the newest
+    wording's, kept only when no other signature's pattern or opening is the same line (an
+    opening shared by several messages would not say which of them was printed)."""
+    newest = {regex: members[0] for regex, members in groups}
+    for regex, members in groups:
+        newest[regex] = next((m for m in members if m.opening is not None), members[0])
+    uses: dict[str, int] = {}
+    for regex, entry in newest.items():
+        uses[regex] = uses.get(regex, 0) + 1
+        if entry.opening is not None and entry.opening.regex != regex:
+            uses[entry.opening.regex] = uses.get(entry.opening.regex, 0) + 1
+    return {
+        regex: entry
+        for regex, entry in newest.items()
+        if entry.opening is not None
+        and entry.opening.regex != regex
+        and uses[entry.opening.regex] == 1
+    }
+
+
 def build_signatures(
     entries: list[Entry], spec: SourceSpec, mapping: Mapping, refs: MappingType[str, str]
 ) -> list[dict[str, Any]]:
@@ -395,6 +456,7 @@ def build_signatures(
             groups.setdefault(entry.converted.regex, []).append(entry)  # type: ignore[union-attr]
     ordered = sorted(groups.items(), key=lambda item: _slug(item[1][0].converted))  # type: ignore[arg-type]
     rendered = [members[0].rendered or "" for _, members in ordered]
+    openings = _openings(ordered)
     signatures: list[dict[str, Any]] = []
     display = mapping.display or spec.emitter
     order = {line: index for index, line in enumerate(lines)}
@@ -410,10 +472,14 @@ def build_signatures(
         present = {line for member in members for line in member.where}
         release, file, number = first.latest(lines)
         compiled = re.compile(regex, re.ASCII)
+        lead = openings.get(regex)
+        lead_compiled = re.compile(lead.opening.regex, re.ASCII) if lead else None  # type: ignore[union-attr]
         neighbours = [
             text
             for text in rendered[index + 1 :] + rendered[:index]
-            if text and not compiled.search(text)
+            if text
+            and not compiled.search(text)
+            and not (lead_compiled and lead_compiled.search(text))
         ]
         example: dict[str, Any] = {"line": first.rendered}
         if first.captures:
@@ -428,6 +494,8 @@ def build_signatures(
             for m in members
             if m.reworded and m is not first and m.rendered != first.rendered
         ]
+        if lead is not None:
+            wordings.append({"line": lead.opening_rendered, "rendered": True})
         real = _real_examples(compiled, mapping)
         source_link = _link(
             spec.repo, refs.get(release, ""), file, None if spec.excerpts else number
@@ -446,7 +514,10 @@ def build_signatures(
                 "role": str(decision.role),
                 "confidence": decision.confidence,
                 "priority": CATALOG_PRIORITY,
-                "patterns": [{"regex": regex}],
+                "patterns": [
+                    {"regex": regex},
+                    *([{"regex": lead.opening.regex}] if lead else []),  # type: ignore[union-attr]
+                ],
                 "meaning": decision.meaning
                 or (
                     f"{display} logs this {first.level} from {where} when that code path "

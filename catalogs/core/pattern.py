@@ -10,7 +10,7 @@ characters its conversion can print (`%d` -> `-?\\d+`, `%x` -> hex digits, `%s` 
 `[^']*` between quotes); a placeholder is a *named* capture only when the words around it say
 what it is (`rank %d`, `%zu bytes`, `pid %d`); placeholders at either end are trimmed, since a
 search needs no anchor there. Patterns never span lines: a multi-line message keeps its most
-distinctive line.
+distinctive line, and its opening line as well (`opening`) when that is specific alone.
 """
 
 from __future__ import annotations
@@ -489,6 +489,51 @@ def convert(
     return _converted(
         line, pieces, message, anchored=True, min_words=min_words, lead=(anchor_regex, after)
     )
+
+
+OPENING_WORDS = 4
+"""Words the opening line of a multi-line message needs to be matched alone (one more than a
+message's default: it stands beside the message's most distinctive line, not for it)."""
+
+
+def opening(
+    text: str,
+    style: Style,
+    captures_before: Mapping[str, str] | None = None,
+    captures_after: Mapping[str, str] | None = None,
+    min_words: int = MIN_WORDS,
+    names: Sequence[NameRule] = (),
+) -> Converted | None:
+    """The pattern of a multi-line message's first line, when `convert` chose a later one and
+    the first is specific alone; else None.
+
+    A paste keeps the top of a message far more often than its middle (the header sentence,
+    then the hint, is what posters quote, and what a terminal scrolled past still shows), and
+    the top is also what releases reword least: Open MPI 4.0 and 4.1 wrap the same help text
+    at different words, so its longest line in one release is split in the other, while the
+    first line reads alike in both."""
+    before_names = {**DEFAULT_CAPTURES_BEFORE, **(captures_before or {})}
+    after_names = {**DEFAULT_CAPTURES_AFTER, **(captures_after or {})}
+    lines = _lines(parse(text, style))
+    if len(lines) < 2:
+        return None
+    best = max(range(len(lines)), key=lambda i: _literal_size(lines[i]))
+    first = next((i for i, line in enumerate(lines) if _literal_size(line)), None)
+    if first is None or first == best:
+        return None
+    line = _named(lines[first], before_names, after_names, names)
+    message, closing = _without_final_period(_first_sentence(_trim(line)))
+    try:
+        return _converted(
+            line,
+            message,
+            message,
+            anchored=False,
+            min_words=max(min_words, OPENING_WORDS),
+            closing=closing,
+        )
+    except Unsafe:
+        return None
 
 
 def _converted(

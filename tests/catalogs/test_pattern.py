@@ -16,6 +16,7 @@ from catalogs.core.pattern import (
     Unsafe,
     compile_problems,
     convert,
+    opening,
     parse,
     shared_part,
     shared_pattern,
@@ -145,6 +146,33 @@ def test_multiline_messages_keep_their_most_distinctive_line() -> None:
     converted = convert("NCCL error in: %s:%d, %s\nunhandled cuda error, NCCL version %s", "printf")
     assert "\\n" not in converted.regex
     assert _search(converted.regex, "unhandled cuda error, NCCL version 2.18.3")
+
+
+def test_a_multiline_message_is_matched_by_its_opening_line_as_well() -> None:
+    # ompi orte/mca/rmaps/base/help-orte-rmaps-base.txt (v4.1.8), the start of alloc-error
+    text = (
+        "There are not enough slots available in the system to satisfy the %d\n"
+        "slots that were requested by the application:\n\n  %s\n\n"
+        "Either request fewer slots for your application, or make more slots\n"
+        "available for use.\n\n"
+        "In all the above cases, if you want Open MPI to default to the number\n"
+        "of hardware threads instead of the number of processor cores, use the"
+    )
+    first = opening(text, "printf")
+    assert first is not None
+    # Open MPI 4.0 wraps the same text elsewhere; its first line still matches.
+    assert _search(
+        first.regex, "There are not enough slots available in the system to satisfy the 2 slots "
+    )
+    assert not _search(convert(text, "printf").regex, "There are not enough slots available")
+
+
+def test_a_message_whose_opening_line_is_its_pattern_or_too_generic_has_no_other() -> None:
+    assert opening("Message truncated : received %d bytes instead of %d", "printf") is None
+    assert (
+        opening("Error:\nThe communicator could not be created on any of the %d devices", "printf")
+        is None
+    )
 
 
 def test_characters_beyond_ascii_are_matched_as_the_text_prints_them() -> None:
