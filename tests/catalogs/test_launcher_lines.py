@@ -77,6 +77,22 @@ def _top(matcher: Matcher, text: str):
             "openmpi_cat",
             "rendezvous_failure",
         ),
+        # github.com/horovod/horovod/issues/978 (Open MPI 3.x/4.0: only the help text's first
+        # lines pasted, wrapped where that release wraps them, not where 4.1 does)
+        (
+            "There are not enough slots available in the system to satisfy the 2 slots \n"
+            "that were requested by the application:\n  python\n\n"
+            "Either request fewer slots for your application, or make more slots available\n"
+            "for use.",
+            "openmpi_cat",
+            "launch_config_error",
+        ),
+        # github.com/awslabs/awsome-distributed-training/issues/647 (ulimit -l was 65536)
+        (
+            "Libfabric error: (-12) Cannot allocate memory",
+            "infiniband",
+            "fd_or_process_limit",
+        ),
         # github.com/open-mpi/ompi/issues/2661
         (
             "mpirun noticed that process rank 0 with PID 21183 on node host01 exited on signal 9"
