@@ -16,6 +16,10 @@ completes: the log simply ends after the announcement.
 - Ending after the training loop's start (Megatron's and GPT-NeoX's `training ...`), with no
   step reported: a suspected `collective_timeout` in the first steps (every rank's first
   collectives, and the communicators they create).
+- Ending on a process retrying a connection to a peer (NCCL's bootstrap "Call to connect
+  returned Connection refused, retrying"), with no success after: a suspected
+  `rendezvous_failure`: the peer it dials never listened (not launched, another world size or
+  rank numbering, the wrong address or port).
 - Ending on an inference engine's start-up (vLLM's and SGLang's weights loaded, KV cache sized,
   workers placed in the world, an offline run's first batch), with no "ready" or request line
   after: a suspected `collective_timeout` in the engine's first collectives (NCCL communicators,
@@ -81,6 +85,15 @@ _CONNECTING = _Reading(
     "over PCIe that the IOMMU or ACS blocks (consumer and workstation boards, some VMs) hangs "
     "exactly here; so does a peer that never connects. An excerpt cut at this point looks the "
     "same.",
+)
+_RETRYING = _Reading(
+    "rendezvous_failure",
+    "The log stops while a process retries connecting to a peer ({count}; nothing after)",
+    "Read from where the log stops, not from an error: a peer that refuses the connection is "
+    "not listening at the address and port dialled, because it was never launched (a world "
+    "size or rank numbering the launch did not give every node), has not started yet, or is "
+    "reached at the wrong address. Retries that end in a connection look the same when the "
+    "excerpt is cut before they do.",
 )
 _TRAINING = _Reading(
     "collective_timeout",
@@ -159,6 +172,9 @@ def stalled_in_setup(
     elif stage == "connecting":
         reading = _CONNECTING
         title = reading.title
+    elif stage == "retrying":
+        reading = _RETRYING
+        title = reading.title.format(count=f"{len(announcements)} retries")
     else:
         reading = _TRAINING
         title = reading.title

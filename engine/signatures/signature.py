@@ -205,6 +205,7 @@ class Signature(_Strict):
             "joining",
             "joined",
             "connecting",
+            "retrying",
             "training",
             "building",
             "built",
@@ -216,7 +217,8 @@ class Signature(_Strict):
         None,
         description="for a context line: the stage of a run's start it announces ('joining': "
         "a process is joining the process group; 'joined': the group formed; 'connecting': NCCL "
-        "created a communicator, its first collective next; 'training': the "
+        "created a communicator, its first collective next; 'retrying': a process retries "
+        "connecting to a peer that refuses or does not answer; 'training': the "
         "training loop begins; 'building': an extension is built or loaded just in time; "
         "'built': it loaded; 'starting': an inference engine is starting; 'serving': it is "
         "ready or serving). A log whose last word is such an announcement, with no step "

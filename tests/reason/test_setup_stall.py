@@ -223,3 +223,30 @@ def test_a_suspected_hang_comes_before_abnormal_lines_that_name_nothing(tmp_path
     first, second = diagnosis.root_causes[:2]
     assert (first.failure_class, second.failure_class) == ("collective_timeout", "unknown")
     assert diagnosis.summary.startswith("Suspected silent failure: ")
+
+
+# Real lines: a two-node fairseq job launched without the world size on either node, so the
+# peer each rank dialled never listened (public issue facebookresearch/fairseq#1096).
+NCCL_RETRYING = """\
+pytorch-fairseq-worker-0:16:63 [0] NCCL INFO Call to connect returned Connection refused, retrying
+pytorch-fairseq-worker-0:18:64 [2] NCCL INFO Call to connect returned Connection refused, retrying
+pytorch-fairseq-worker-0:16:63 [0] NCCL INFO Call to connect returned Connection refused, retrying
+"""  # noqa: E501
+
+
+def test_a_log_that_ends_in_connection_retries_is_a_suspected_rendezvous_failure(
+    tmp_path: Path,
+) -> None:
+    diagnosis = _diagnose(tmp_path, NCCL_RETRYING)
+    assert diagnosis.status is Status.unknown
+    top = diagnosis.root_causes[0]
+    assert (top.failure_class, top.originating_rank) == ("rendezvous_failure", None)
+    assert top.confidence < 0.6
+    assert "3 retries" in top.title
+    assert "never launched" in top.caveat
+
+
+def test_retries_the_run_got_past_are_no_finding(tmp_path: Path) -> None:
+    # NCCL retries while peers start; the communicator then forms and the program goes on.
+    diagnosis = _diagnose(tmp_path, NCCL_RETRYING + NCCL_SETUP + TRAINER_STARTS)
+    assert diagnosis.status is Status.no_failure
