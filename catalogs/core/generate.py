@@ -217,7 +217,8 @@ def classify(entries: list[Entry], spec: SourceSpec, mapping: Mapping) -> None:
             entry.disposition = "excluded"
             entry.reason = "generator: the pattern does not match its own rendered line"
             continue
-        _add_opening(entry, spec, rules, message)
+        if spec.openings:
+            _add_opening(entry, spec, rules, message)
     problems = compile_problems(
         sorted(
             {e.converted.regex for e in entries if _live(e)}

@@ -121,6 +121,14 @@ class SourceSpec(BaseModel):
         "generates nothing here, as for a hand-written one",
     )
     captures_after: dict[str, str] = Field(default_factory=dict)
+    openings: bool = Field(
+        False,
+        description="a multi-line message is matched by its opening line as well as by its most "
+        "distinctive one (help texts printed whole, read from the top: Open MPI, PRRTE, MPICH); "
+        "off for emitters whose multi-line messages begin with a sentence other programs print "
+        "too (Accelerate's and Transformers' 'Some modules are dispatched on the CPU or the "
+        "disk.')",
+    )
     names: list[NamedPlaceholder] = Field(
         default_factory=list,
         description="placeholders no word next to them names, named by the text around them "
