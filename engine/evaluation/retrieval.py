@@ -76,11 +76,13 @@ def index_corpus(
     matcher: Matcher,
     threshold: float,
 ) -> list[IndexedCase]:
-    """Diagnoses and stores every labelled case, confirmed with its label."""
+    """Diagnoses and stores every labelled case, confirmed with its label. Healthy cases and
+    cases labelled `unknown` (a cause the taxonomy has no class for, such as a cloud quota)
+    have no class a curator could confirm, so they hold nothing to retrieve."""
     capture = _Capture(path)
     indexed = []
     for case in cases:
-        if case.failure_class is None:
+        if case.failure_class in (None, "unknown"):
             continue
         diagnosis = diagnose(
             list(case.inputs),

@@ -54,5 +54,14 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "43": 5,
         "44": 6,
         "45": 9,
+        "46": 4,
+        "47": 3,
+        "48": 7,
+        "49": 4,
+        "50": 6,
+        "51": 6,
+        "52": 8,
+        "53": 3,
+        "54": 5,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]
