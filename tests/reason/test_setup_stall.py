@@ -231,7 +231,7 @@ NCCL_RETRYING = """\
 pytorch-fairseq-worker-0:16:63 [0] NCCL INFO Call to connect returned Connection refused, retrying
 pytorch-fairseq-worker-0:18:64 [2] NCCL INFO Call to connect returned Connection refused, retrying
 pytorch-fairseq-worker-0:16:63 [0] NCCL INFO Call to connect returned Connection refused, retrying
-"""  # noqa: E501
+"""
 
 
 def test_a_log_that_ends_in_connection_retries_is_a_suspected_rendezvous_failure(
