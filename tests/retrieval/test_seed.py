@@ -15,7 +15,9 @@ def _labelled_failures() -> dict[str, str]:
     for folder in ("corpus", "heldout"):
         for expected in sorted((REPO / "evals" / folder).glob("*/expected.json")):
             document = json.loads(expected.read_text(encoding="utf-8"))
-            if document["failure_class"] is not None:
+            # A case labelled `unknown` (a cause with no taxonomy class) has no class a
+            # curator could confirm, so it is not indexed.
+            if document["failure_class"] not in (None, "unknown"):
                 labels[document["case"]] = document["failure_class"]
     return labels
 
