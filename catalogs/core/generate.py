@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Collection, Sequence
 from collections.abc import Mapping as MappingType
 from dataclasses import dataclass, field
@@ -426,23 +427,22 @@ def _values_holding(
 
 
 def _openings(groups: Sequence[tuple[str, list[Entry]]]) -> dict[str, Entry]:
-    """Signature pattern -> the entry whose opening line it matches as well: the newest
-    wording's, kept only when no other signature's pattern or opening is the same line (an
-    opening shared by several messages would not say which of them was printed)."""
-    newest = {regex: members[0] for regex, members in groups}
-    for regex, members in groups:
-        newest[regex] = next((m for m in members if m.opening is not None), members[0])
-    uses: dict[str, int] = {}
-    for regex, entry in newest.items():
-        uses[regex] = uses.get(regex, 0) + 1
-        if entry.opening is not None and entry.opening.regex != regex:
-            uses[entry.opening.regex] = uses.get(entry.opening.regex, 0) + 1
+    """Signature pattern -> the wording whose opening line it matches as well (the first of
+    its wordings that has one), kept only when no other signature's pattern or opening is the
+    same line: an opening shared by several messages would not say which was printed."""
+    chosen = {
+        regex: entry
+        for regex, members in groups
+        if (entry := next((m for m in members if m.opening is not None), None)) is not None
+        and entry.opening is not None
+        and entry.opening.regex != regex
+    }
+    uses = Counter(regex for regex, _ in groups)
+    uses.update(entry.opening.regex for entry in chosen.values() if entry.opening is not None)
     return {
         regex: entry
-        for regex, entry in newest.items()
-        if entry.opening is not None
-        and entry.opening.regex != regex
-        and uses[entry.opening.regex] == 1
+        for regex, entry in chosen.items()
+        if entry.opening is not None and uses[entry.opening.regex] == 1
     }
 
 
