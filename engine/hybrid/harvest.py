@@ -51,9 +51,23 @@ def judged(matches: Sequence[Match], explained: Sequence[Match] = ()) -> list[Ma
     failure in it (`explained`: the input's signature matches)."""
     found: list[Match] = []
     last: tuple[int, bool] | None = None  # line and judgement of the last message seen
+    # A line a signature read is a message too: a context signature's (a known harmless
+    # message, e.g. the watchdog reporting the abort a shutdown asked for) says its stack is
+    # not abnormal; a failure's stack is as abnormal as the failure.
+    read: dict[int, bool] = {}
+    for match in explained:
+        read[match.event.line] = read.get(match.event.line, False) or (
+            match.role is not Role.context
+        )
+    read_lines = sorted(read)
+    next_read = 0
     for line, on_line_iter in groupby(
         sorted(matches, key=lambda m: m.event.line), key=lambda m: m.event.line
     ):
+        while next_read < len(read_lines) and read_lines[next_read] < line:
+            if last is None or read_lines[next_read] > last[0]:
+                last = (read_lines[next_read], read[read_lines[next_read]])
+            next_read += 1
         on_line = list(on_line_iter)
         carried = last[1] if last is not None and line - last[0] <= CONTINUED_WITHIN else None
         verdicts = [is_abnormal(m.event.text, m.signature, carried) for m in on_line]

@@ -94,9 +94,10 @@ def test_traceback_frames_count_only_where_nothing_else_is_abnormal(tmp_path: Pa
     assert evidence.abnormal == ()
     # With an abnormal line no signature explains, that line is the evidence, not the frames.
     unexplained = tmp_path / "unexplained.log"
-    # The module-qualified exception tail of tests/hybrid/test_abnormal.py.
+    # A module-qualified exception whose module does not say it is one (python.uncaught_exception
+    # reads `quillpack.errors.ShardFooterCorrupt`, not `quillpack.reader.ShardFooterCorrupt`).
     unexplained.write_text(
-        FRAMES_ONLY + "quillpack.errors.ShardFooterCorrupt: footer checksum 0x9f3a1c22 does "
+        FRAMES_ONLY + "quillpack.reader.ShardFooterCorrupt: footer checksum 0x9f3a1c22 does "
         "not match 0x00000000 in shard-00017.qpk\n"
     )
     evidence = assemble([str(unexplained)], _matcher(), _WITH_LINES)
