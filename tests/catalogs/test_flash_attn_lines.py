@@ -6,6 +6,7 @@ Every line below is copied from the public thread named beside it.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from denpex.match.scan import Matcher
 from tests.catalogs.mappings import assert_mapped, catalog_hits
 
 FAMILY = "flash_attn_cat"
+RULES = Path(__file__).resolve().parents[2] / "rules"
 
 
 @pytest.mark.parametrize(
@@ -30,6 +32,13 @@ FAMILY = "flash_attn_cat"
         (
             "!!! Exception during processing !!! FlashAttention only supports Ampere GPUs or"
             " newer.",
+            "unsupported_gpu_arch",
+        ),
+        # github.com/Dao-AILab/flash-attention/issues/775: Gemma (head dim 256) trained on 8x
+        # L40S; the 2.0-2.4 wording of the largest head dimensions' backward check
+        (
+            "RuntimeError: FlashAttention backward for head dim > 192 requires A100/A800 or"
+            " H100/H800",
             "unsupported_gpu_arch",
         ),
         # github.com/QwenAudio/FunMusic/issues/18: float32 hidden states reached flash_attn_func
@@ -106,3 +115,10 @@ def test_the_extractor_expands_the_shape_shorthands(tmp_path: Path) -> None:
         ("RuntimeError", "out must have shape (batch_size, seqlen_q, num_heads)", "literal"),
         ("RuntimeError", "head dim {} is too large", "brace"),
     }
+
+
+def test_the_catalog_reads_the_2023_2024_release_lines() -> None:
+    accounting = json.loads((RULES / FAMILY / "CATALOG.json").read_text())
+    read = [row["line"] for row in accounting["releases"]]
+    assert read[:4] == ["2.1.2", "2.3.6", "2.4.2", "2.5.8"]
+    assert all(row["found"] > 0 for row in accounting["releases"])
