@@ -128,8 +128,14 @@ def _template_problems(signature: Signature) -> list[Problem]:
             problems.append(
                 Problem(signature.id, f"template names unknown {sorted(unknown)}: {text[:60]!r}")
             )
-    # A context line with an agreement becomes a finding when processes differ: it says what next.
-    if signature.role is Role.context and signature.next_steps and signature.agreement is None:
+    # A context line becomes a finding when processes differ (an agreement) or when a failure
+    # follows what it announces (a class it stands for): then it says what next.
+    if (
+        signature.role is Role.context
+        and signature.next_steps
+        and signature.agreement is None
+        and signature.failure_class is None
+    ):
         problems.append(Problem(signature.id, "context signatures take no next_steps"))
     if signature.agreement is not None and not signature.next_steps:
         problems.append(Problem(signature.id, "an agreement needs next_steps for its finding"))

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 from denpex.events import Attribution, Match
 from denpex.models import RankBasis
+from denpex.reason.after_the_loop import mismatched_after_the_loop
 from denpex.reason.agreement import disagreements
 from denpex.reason.confidence import assign_confidence, culprit_confidence
 from denpex.reason.culprit import Culprit, infer_culprit, ranks_seen
@@ -253,7 +254,13 @@ def form_hypotheses(
     roots = [m for m in matches if m.role is Role.root_cause]
     symptoms = [m for m in matches if m.role is Role.symptom]
     # A disagreement's origin is the odd process out, not its first line's: it joins after.
-    hypotheses = _rank([*_absorb_consequences(_by_class(roots), job), *disagreements(matches)])
+    hypotheses = _rank(
+        [
+            *_absorb_consequences(_by_class(roots), job),
+            *disagreements(matches),
+            *mismatched_after_the_loop(matches),
+        ]
+    )
     culprit = infer_culprit(matches)
     if not hypotheses or _symptoms_come_first(symptoms, hypotheses):
         hypotheses = _lead_without_a_root(hypotheses, culprit, from_dumps, matches)

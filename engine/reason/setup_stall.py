@@ -111,8 +111,9 @@ _STARTING = _Reading(
     "these lines and print nothing while they wait. Loading a large model that is only slow, or "
     "an excerpt cut at this point, looks the same.",
 )
-CLOSING_STAGES = ("joined", "built", "serving")
-"""Stages that say a start-up step completed: a log ending on one did not stop in set-up."""
+CLOSING_STAGES = ("joined", "built", "serving", "finished")
+"""Stages that say a start-up step completed (or the whole loop did): a log ending on one did
+not stop in set-up."""
 
 
 def _rank(match: Match) -> int | None:

@@ -207,6 +207,7 @@ class Signature(_Strict):
             "connecting",
             "retrying",
             "training",
+            "finished",
             "building",
             "built",
             "starting",
@@ -222,7 +223,8 @@ class Signature(_Strict):
         "training loop begins; 'building': an extension is built or loaded just in time; "
         "'built': it loaded; 'starting': an inference engine is starting; 'serving': it is "
         "ready or serving). A log whose last word is such an announcement, with no step "
-        "after, stopped there",
+        "after, stopped there. 'finished': the training loop ended; a collective that times "
+        "out after it was issued by code not every rank runs (denpex/reason/after_the_loop.py)",
     )
 
     claims_line: bool = Field(
