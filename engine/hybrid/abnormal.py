@@ -48,8 +48,12 @@ class Level(IntEnum):
 
 def _glog(letters: str) -> re.Pattern[str]:
     """glog's (and c10's) line head at the start of a message: `I1130 06:50:17.880 ...`,
-    `[E ...`, after an optional word (a host name)."""
-    return re.compile(rf"(?:\S+ )?\[?{letters}\d{{4}} \d{{2}}:\d{{2}}:\d{{2}}|\[{letters} ")
+    `[E ...`, after an optional word (a host name); and TensorFlow's (absl's C++ logging):
+    `2020-06-08 05:30:15.889706: W tensorflow/core/kernels/...cc:103] `."""
+    return re.compile(
+        rf"(?:\S+ )?\[?{letters}\d{{4}} \d{{2}}:\d{{2}}:\d{{2}}|\[{letters} "
+        rf"|(?:\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: )?{letters} [\w/.-]+\.(?:cc|h|cpp):\d+\] "
+    )
 
 
 # (level, its glog head, its markers anywhere in the message, a word each marker holds). A

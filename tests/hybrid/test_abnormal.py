@@ -34,6 +34,10 @@ def judged(text: str, carried: bool | None = None) -> bool:
         # A watchdog's C++ stack pasted without its header line.
         "[rank1]: frame #4: c10d::ProcessGroupNCCL::watchdogHandler() + 0x1a0 (0x7f8a6c5f1a50 "
         "in /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so)",
+        # A C helper's error in prose (bitsandbytes' CUDA_CHECK_RETURN, public issue
+        # hiyouga/LlamaFactory#2965).
+        "Error invalid configuration argument at line 216 in file /mmfs1/gscratch/zlab/"
+        "timdettmers/git/bitsandbytes/csrc/ops.cu",
         # Launchers' death summaries.
         "Root Cause (first observed failure):",
         "mpirun noticed that process rank 0 with PID 4121 on node gpu-07 exited on signal 9 "
@@ -64,6 +68,10 @@ def test_a_line_that_reports_a_failure_is_abnormal_whatever_its_level(line: str)
         "I1130 07:13:03.898000 29518 torch/distributed/launcher/api.py:254]   rdzv_configs"
         "             : {'timeout': 900}",
         "123456.0     python   gpu        acct         8  COMPLETED      0:0",
+        # evals/heldout/issue-kubeflow-trainer-1168: TensorFlow's own warning, at exit.
+        "2020-06-08 05:30:15.889706: W tensorflow/core/kernels/data/generator_dataset_op.cc:103] "
+        "Error occurred when finalizing GeneratorDataset iterator: Cancelled: Operation was "
+        "cancelled",
     ],
 )
 def test_healthy_chatter_is_not_abnormal(line: str) -> None:
@@ -101,6 +109,14 @@ def test_levels_are_read_after_the_launcher_prefixes() -> None:
         is Level.error
     )
     assert level_of("[rank2]: KeyError: 'label'") is Level.none
+    # TensorFlow's (absl's) C++ head: the level letter after the time, before the source file.
+    assert (
+        level_of(
+            "2020-06-08 05:30:15.889706: W tensorflow/core/kernels/data/generator_dataset_op.cc:"
+            "103] Error occurred when finalizing GeneratorDataset iterator"
+        )
+        is Level.warning
+    )
 
 
 def test_what_is_never_abnormal_is_known_from_the_line_alone() -> None:
