@@ -63,5 +63,15 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "52": 8,
         "53": 3,
         "54": 5,
+        "55": 6,
+        "56": 7,
+        "57": 6,
+        "58": 6,
+        "59": 8,
+        "60": 8,
+        "61": 6,
+        "62": 5,
+        "63": 6,
+        "64": 6,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]

@@ -60,10 +60,16 @@ UNDETERMINED = {
     # ... a nanoGPT-style run whose gradients were never synchronised (blind round 48): the
     # only symptom is a worse loss curve, which a single run's lines cannot show ...
     "issue-karpathy-build-nanogpt-30",
-    # ... and DeePMD-kit's training summary on a GPU node with its CPU build (blind round 51):
+    # ... DeePMD-kit's training summary on a GPU node with its CPU build (blind round 51):
     # "Count of visible GPU: 0" beside CUDA_VISIBLE_DEVICES 0-7 is what the run reports, at
-    # info level, and training goes on, serially.
+    # info level, and training goes on, serially ...
     "issue-deepmodeling-deepmd-kit-2169",
+    # ... OpenFold's Lightning summary reporting one device where three were meant (blind round
+    # 62): the run trains, on one GPU; the intended three are the reporter's word ...
+    "issue-aqlaboratory-openfold-486",
+    # ... and a pip transcript that installed an old Flower beside a new one (blind round 63):
+    # every line reports a successful install.
+    "issue-flwrlabs-flower-3259",
 }
 FAILING = [
     pytest.param(
