@@ -4,10 +4,18 @@ UCX logs through `ucs_log(level, fmt, ...)`; at the default UCX_LOG_LEVEL=warn t
 and FATAL lines are printed (DIAG and below are not). Open MPI's UCX PML, UCC and NCCL's UCX
 plugin print them on the rank's stderr. The tools (ucx_perftest, ucx_info) and the Java/Go
 bindings are left out.
+
+`ucs_status_string()` (src/ucs/type/status.c) gives each `ucs_status_t` its text ("Destination is
+unreachable", "Endpoint timeout"); every program over UCX quotes it in its own wrapper (UCX's own
+"... failed: %s", UCX-Py's "Error callback for endpoint 0x... called with status -6: %s" and
+`UCXError`, Open MPI's pml/ucx, UCC, NIXL). Each case's string is a message of level STATUS,
+its function the status's name; the wrappers are STATUS's anchor (source.yaml), as the CUDA
+runtime's strings are matched after theirs.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from catalogs.core.csource import find_calls
@@ -16,6 +24,29 @@ from catalogs.core.message import Message
 LEVELS = {"ucs_error": "ERROR", "ucs_warn": "WARN", "ucs_fatal": "FATAL"}
 SUFFIXES = (".c", ".h", ".cc", ".inl")
 SKIP = ("src/tools/", "src/ucs/debug/log_def.h")
+STATUS_FILE = "src/ucs/type/status.c"
+_CASE = re.compile(r'case\s+(UCS_\w+)\s*:\s*return\s+"((?:[^"\\]|\\.)*)"\s*;')
+
+
+def status_strings(checkout: Path, release: str) -> list[Message]:
+    """Each `case UCS_X: return "...";` of `ucs_status_string()`, at the line of its string."""
+    path = checkout / STATUS_FILE
+    if not path.is_file():
+        return []
+    text = path.read_text(encoding="utf-8")
+    return [
+        Message(
+            "ucx",
+            release,
+            m.group(2),
+            "literal",
+            STATUS_FILE,
+            text.count("\n", 0, m.start(2)) + 1,
+            "STATUS",
+            m.group(1),
+        )
+        for m in _CASE.finditer(text)
+    ]
 
 
 def extract(checkout: Path, release: str) -> list[Message]:
@@ -33,4 +64,4 @@ def extract(checkout: Path, release: str) -> list[Message]:
             messages.append(
                 Message("ucx", release, fmt, style, relative, call.line, LEVELS[call.name])
             )
-    return messages
+    return messages + status_strings(checkout, release)
