@@ -310,22 +310,27 @@ def table_strings(source: str, table: str) -> Iterator[tuple[str, int]]:
         yield _decode(literal.group(1)), clean.count("\n", 0, found.end() + literal.start()) + 1
 
 
+def braced(text: str, brace: int) -> str:
+    """The text between the `{` at `brace` and its matching `}` (to the end when unmatched)."""
+    depth = 0
+    for index in range(brace, len(text)):
+        if text[index] == "{":
+            depth += 1
+        elif text[index] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[brace + 1 : index]
+    return text[brace + 1 :]
+
+
 def function_returns(source: str, function: str) -> Iterator[tuple[str, int]]:
     """The string literals a function returns (`return "NODE_FAIL";`), with their lines."""
     clean = strip_comments(source)
     for start, name in _function_starts(clean):
         if name != function:
             continue
-        body_start = clean.find("{", start)
-        depth = 0
-        for i in range(body_start, len(clean)):
-            if clean[i] == "{":
-                depth += 1
-            elif clean[i] == "}":
-                depth -= 1
-                if depth == 0:
-                    break
-        body = clean[body_start:i]
+        body_start = clean.find("{", start) + 1
+        body = braced(clean, body_start - 1)
         for found in re.finditer(r'\breturn\s+("(?:[^"\\\n]|\\.)*")\s*;', body):
             value = literal_value(found.group(1))
             if value is not None:

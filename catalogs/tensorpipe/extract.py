@@ -45,6 +45,7 @@ from catalogs.core import Message, Style
 from catalogs.core.pattern import Unsafe, convert
 from catalogs.cppsource import _args, _blank_comments
 from catalogs.cppstreams import _piece, _split_top, _statement_end
+from catalogs.csource import braced
 
 EMITTER = "tensorpipe"
 ROOT = "tensorpipe"
@@ -362,34 +363,21 @@ def _helpers(tree: Path) -> dict[str, list[tuple[str, bool, str]]]:
     return found
 
 
-def _body(src: str, brace: int) -> str:
-    """The text between the `{` at `brace` and its matching `}`."""
-    depth = 0
-    for index in range(brace, len(src)):
-        if src[index] == "{":
-            depth += 1
-        elif src[index] == "}":
-            depth -= 1
-            if depth == 0:
-                return src[brace + 1 : index]
-    return src[brace + 1 :]
-
-
 def _error_classes(files: list[tuple[str, str]], tree: Path) -> list[ErrorClass]:
     helpers = _helpers(tree)
     classes: list[ErrorClass] = []
     outside: dict[tuple[str, str], str] = {}  # (directory, class) -> out-of-line what() body
     for rel, clean in files:
         for found in re.finditer(r"std::string\s+(\w+)::what\(\)\s*const\s*\{", clean):
-            outside[(_directory(rel), found.group(1))] = _body(clean, found.end() - 1)
+            outside[(_directory(rel), found.group(1))] = braced(clean, found.end() - 1)
     for rel, clean in files:
         for found in re.finditer(r"\bclass\s+(\w+)\s+final\s*:\s*public\s+BaseError\s*\{", clean):
             name = found.group(1)
-            body = _body(clean, found.end() - 1)
+            body = braced(clean, found.end() - 1)
             error = ErrorClass(name, rel)
             inline = re.search(r"std::string\s+what\(\)\s*const\s*override\s*\{", body)
             if inline is not None:
-                what = _body(body, inline.end() - 1)
+                what = braced(body, inline.end() - 1)
             else:
                 what = outside.get((_directory(rel), name), "")
             error.what = _what_pieces(what, helpers)
