@@ -93,12 +93,23 @@ class Library:
         return {s.id: s for s in self.signatures}
 
     def without_families(self, families: Iterable[str]) -> Library:
+        """This library less the signatures of `families`, its patterns in the same order. Each
+        kept pattern keeps its scanner spec: deriving the required literals of 50,000 regexes
+        again cost seconds per call (an evaluation withholds each family in turn)."""
         dropped = set(families)
-        return _assemble(
-            self.version,
-            [s for s in self.signatures if s.family not in dropped],
-            self.digest,
-            self.overlay,
+        kept = tuple(s for s in self.signatures if s.family not in dropped)
+        position = {signature.id: index for index, signature in enumerate(kept)}
+        patterns = []
+        for ref in self.patterns:
+            index = position.get(ref.signature.id)
+            if index is not None:
+                patterns.append(PatternRef(kept, index, ref._pattern_index, ref.spec, ref.role))
+        return Library(
+            version=self.version,
+            digest=self.digest,
+            signatures=kept,
+            patterns=tuple(patterns),
+            overlay=self.overlay,
         )
 
     def without(self, ids: Iterable[str]) -> Library:
