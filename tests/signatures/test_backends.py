@@ -35,3 +35,29 @@ def test_line_ends_are_the_candidate_lines_ends(backend: str) -> None:
     assert ends == {0: [22, 53, 63], 1: [53]}
     starts = scanner.candidate_lines(buffer)
     assert {i: [line_end(buffer, s) for s in v] for i, v in starts.items()} == ends
+
+
+def test_the_re_scanner_rules_out_patterns_by_keyword_only_when_none_is_present() -> None:
+    # A small buffer is indexed by its 4-byte grams and each keyword looked up by its rarest
+    # one: every pattern whose keyword is there (any of its keywords, a short one, a caseless
+    # pattern's) is still searched, and the gram alone never proposes a line.
+    patterns = [
+        PatternSpec("CUDA out of memory", False, ("CUDA out of memory",)),
+        PatternSpec("(?:NCCL|Gloo) timed out", False, ("NCCL", "Gloo")),
+        PatternSpec("Xid 79", False, ("Xid",)),
+        PatternSpec("segmentation fault", True, ("segmentation fault",)),
+        PatternSpec("out of memory on rank", False, ("out of memory on rank",)),
+        PatternSpec("memoryview", False, ("memoryview",)),
+    ]
+    buffer = b"[rank3]: CUDA out of memory\nGloo timed out\nXid 79\nSEGMENTATION FAULT\n"
+    scanner = make_scanner(patterns, "re")
+    assert scanner.candidate_lines(buffer) == {0: [0], 1: [28], 2: [43], 3: [50]}
+    # The same patterns in a buffer too large to index, searched keyword by keyword.
+    large = b"step 1 ok\n" * 30_000 + buffer
+    offset = len(large) - len(buffer)
+    assert scanner.candidate_lines(large) == {
+        0: [offset],
+        1: [offset + 28],
+        2: [offset + 43],
+        3: [offset + 50],
+    }
