@@ -19,7 +19,8 @@ import platform
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
@@ -29,6 +30,11 @@ try:  # Hyperscan is a compiled extension; the re backend keeps denpex working w
     import hyperscan
 except ImportError:  # pragma: no cover - exercised only on machines without the wheel
     hyperscan = None
+
+try:  # POSIX: a process building a cache file holds its lock (`building`).
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
 
 
 class PatternSpec(NamedTuple):
@@ -70,9 +76,15 @@ class HyperscanScanner:
         if hyperscan is None:
             raise RulesError("hyperscan is not installed; use the re backend")
         cached = _cache_path(patterns, cache_dir)
-        self._database = _load_database(cached) or _compile(patterns)
-        if cached is not None and not cached.exists():
-            _save_database(self._database, cached)
+        database = _load_database(cached)
+        if database is None:
+            with building(cached):
+                database = _load_database(cached)  # another process may have just written it
+                if database is None:
+                    database = _compile(patterns)
+                    if cached is not None:
+                        _save_database(database, cached)
+        self._database = database
         # A scratch space serves one scan at a time: each thread (the API's worker pool scans
         # concurrently) gets its own clone, made once.
         self._prototype = hyperscan.Scratch(self._database)
@@ -156,6 +168,28 @@ def _cache_path(patterns: Sequence[PatternSpec], cache_dir: Path | None) -> Path
     hasher.update("".join(f"\0{len(p.regex)}:{p.caseless:d}:{p.regex}" for p in patterns).encode())
     key = hasher.hexdigest()
     return cache_dir / f"hyperscan-{key[:32]}.db"
+
+
+@contextmanager
+def building(target: Path | None) -> Iterator[None]:
+    """Held while this process builds what is cached at `target` (a compiled database, a parsed
+    library): another process about to build the same waits, then reads what this one wrote.
+    Test workers, API replicas and commands started together each compiled the same library
+    (a minute of CPU each); now one does. Without a cache, a lock file that cannot be written
+    or `fcntl` (not POSIX), nothing is held: the build is only done twice, as before."""
+    if target is None or fcntl is None:
+        yield
+        return
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle = target.with_name(f".{target.name}.lock").open("a+b")
+    except OSError:
+        yield
+        return
+    with handle:
+        with suppress(OSError):  # a file system without locks: build anyway
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        yield  # the lock goes with the file's closing
 
 
 def _load_database(path: Path | None) -> object | None:

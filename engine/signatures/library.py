@@ -29,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from denpex.bulk import paused_gc
 from denpex.errors import RulesError
-from denpex.signatures.backends import PatternSpec
+from denpex.signatures.backends import PatternSpec, building
 from denpex.signatures.keywords import required_literals
 from denpex.signatures.signature import Maturity, Pattern, Role, Signature
 
@@ -541,11 +541,14 @@ def _load_one(
         digest = _digest(rules_dir, version, files)
         cached = _cached(cache_dir, digest)
         if cached is None:
-            signatures = _parse_all(rules_dir, files)
-            _store(cache_dir, digest, signatures)
-            cached = _cached(cache_dir, digest)
-            if cached is None:  # no cache folder, or one that cannot be written
-                return _assemble(version, _active(signatures, include_experimental), digest)
+            with building(_cache_file(cache_dir, digest) if cache_dir is not None else None):
+                cached = _cached(cache_dir, digest)  # another process may have just written it
+                if cached is None:
+                    signatures = _parse_all(rules_dir, files)
+                    _store(cache_dir, digest, signatures)
+                    cached = _cached(cache_dir, digest)
+                    if cached is None:  # no cache folder, or one that cannot be written
+                        return _assemble(version, _active(signatures, include_experimental), digest)
         _index(cache_dir, key, digest)
     return _from_cache(version, digest, *cached, include_experimental)
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
+from denpex.signatures import backends
 from denpex.signatures.backends import PatternSpec, available_backends, line_end, make_scanner
 
 LINE = b"[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
@@ -61,3 +64,23 @@ def test_the_re_scanner_rules_out_patterns_by_keyword_only_when_none_is_present(
         2: [offset + 43],
         3: [offset + 50],
     }
+
+
+@pytest.mark.skipif("hyperscan" not in available_backends(), reason="Hyperscan is not installed")
+def test_a_database_another_process_is_compiling_is_waited_for_and_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    patterns = [PatternSpec("CUDA out of memory", False, ("CUDA out of memory",))]
+    target = backends._cache_path(patterns, tmp_path)
+    compile_ = backends._compile
+    compiled: list[object] = []
+    monkeypatch.setattr(backends, "_compile", lambda p: compiled.append(p) or compile_(p))
+    with ThreadPoolExecutor(max_workers=1) as pool, backends.building(target):
+        # Another process (here a thread, with a lock of its own) compiles the same patterns.
+        waiting = pool.submit(backends.HyperscanScanner, patterns, tmp_path)
+        time.sleep(0.3)
+        assert not waiting.done()
+        backends._save_database(compile_(patterns), target)
+    scanner = waiting.result(timeout=60)
+    assert compiled == []  # it read what the other wrote
+    assert scanner.candidate_lines(LINE) == {0: [0]}
