@@ -19,14 +19,20 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/denpex diagnose examples/torchrun-bad-sample
 
+# The parsed library and its compiled databases, kept where the unit tests keep theirs (pytest's
+# cache folder, tests/conftest.py): the lint and the evaluations read what the tests built and
+# the other way round, so `make test` on a fresh clone parses and compiles the library once.
+lint evals: export DENPEX_CACHE_DIR := $(CURDIR)/.pytest_cache/d/denpex-compiled-library
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/denpex rules lint
 
 # The lint, the unit tests and the evaluations share nothing but the library cache (written
-# atomically), so `make test` runs them side by side, two at a time, each one's output kept
-# together; any failure fails the target.
+# atomically; a process about to build what another is building waits for it), so `make test`
+# runs them side by side, two at a time, each one's output kept together; any failure fails
+# the target.
 test: $(STAMP)
 	$(MAKE) --no-print-directory -j2 --output-sync=target lint unit evals
 

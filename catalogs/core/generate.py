@@ -187,8 +187,12 @@ def _title(display: str, converted: Converted) -> str:
     return f"{display}: {text}"
 
 
-def classify(entries: list[Entry], spec: SourceSpec, mapping: Mapping) -> None:
-    """Disposition, pattern and rendered example of every entry, in place."""
+def classify(
+    entries: list[Entry], spec: SourceSpec, mapping: Mapping, *, check_compiles: bool = True
+) -> None:
+    """Disposition, pattern and rendered example of every entry, in place. Without
+    `check_compiles`, a pattern a backend refuses is kept (the rendered examples are the same;
+    compiling a catalog's patterns with Hyperscan takes seconds)."""
     rules = value_rules([value.model_dump() for value in spec.render])
     for entry in entries:
         message = entry.message(spec.line_names(), spec.emitter)
@@ -220,6 +224,8 @@ def classify(entries: list[Entry], spec: SourceSpec, mapping: Mapping) -> None:
             continue
         if spec.openings:
             _add_opening(entry, spec, rules, message)
+    if not check_compiles:
+        return
     problems = compile_problems(
         sorted(
             {e.converted.regex for e in entries if _live(e)}

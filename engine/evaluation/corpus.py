@@ -427,13 +427,24 @@ def reliability(results: list[CaseResult]) -> tuple[list[ReliabilityBin], float]
 
 
 def by_signature(results: list[CaseResult], library: Library) -> list[SignatureScore]:
+    # The results each signature fired in, was chosen in and each class expected in, in the
+    # results' order, found in one pass: 50,000 signatures each looking through every result
+    # three times took most of an evaluation.
+    fired_in: dict[str, list[CaseResult]] = {}
+    chosen_in: dict[str | None, list[CaseResult]] = {}
+    expecting: dict[str | None, list[CaseResult]] = {}
+    for result in results:
+        for signature_id in dict.fromkeys(result.fired):
+            fired_in.setdefault(signature_id, []).append(result)
+        chosen_in.setdefault(result.top_signature, []).append(result)
+        expecting.setdefault(result.expected_class, []).append(result)
     scores = []
     for signature in library.signatures:
-        fired = [r for r in results if signature.id in r.fired]
+        fired = fired_in.get(signature.id, [])
         # Only a root cause claims its class; symptoms and context are reported by count.
         is_root = signature.role == "root_cause"
-        of_class = [r for r in results if r.expected_class == signature.failure_class]
-        chosen = [r for r in results if r.top_signature == signature.id]
+        of_class = expecting.get(signature.failure_class, [])
+        chosen = chosen_in.get(signature.id, [])
         if not fired and not of_class:
             continue
         scores.append(

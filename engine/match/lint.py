@@ -26,10 +26,11 @@ from denpex.signatures.library import (
     default_rules_dir,
     library_of,
     load_library,
+    load_overlay,
     load_signature,
     signature_files,
 )
-from denpex.signatures.signature import MatchExample, Role, Signature
+from denpex.signatures.signature import MatchExample, Maturity, Role, Signature
 
 # Names a template may use besides the captures: who the evidence is about, and the culprit
 # inference's outputs.
@@ -187,7 +188,8 @@ def example_problems(
 
     All examples go through the scanner in one batch (`Matcher.scan_texts`), so checking
     thousands of signatures costs a few passes, not one scan per example."""
-    return _judge_examples(backend, _scan_examples(library, backend, cache_dir, only))
+    matcher = Matcher(library, backend, cache_dir)
+    return _judge_examples(backend, _scan_examples(library, matcher, only))
 
 
 class _ExampleScan(NamedTuple):
@@ -200,9 +202,8 @@ class _ExampleScan(NamedTuple):
 
 
 def _scan_examples(
-    library: Library, backend: str, cache_dir: Path | None, only: set[str] | None = None
+    library: Library, matcher: Matcher, only: set[str] | None = None
 ) -> _ExampleScan:
-    matcher = Matcher(library, backend, cache_dir)
     owners: list[tuple[Signature, MatchExample | None]] = []
     texts: list[str] = []
     for signature in library.signatures:
@@ -287,9 +288,7 @@ def lint(
     rules_dir = rules_dir or default_rules_dir()
     problems: list[Problem] = []
     try:
-        library = load_library(
-            rules_dir, include_experimental=True, cache_dir=cache_dir, overlay_dir=overlay_dir
-        )
+        library = _linted_library(rules_dir, cache_dir, overlay_dir)
     except RulesError as error:
         for folder in [rules_dir, *([overlay_dir] if overlay_dir else [])]:
             for path in signature_files(folder):  # name every file that does not load
@@ -298,12 +297,22 @@ def lint(
                 except RulesError as problem:
                     problems.append(Problem(str(path.relative_to(folder)), str(problem)))
         return problems or [Problem(str(overlay_dir or rules_dir), str(error))]
-    problems += _signature_problems(list(library.signatures))
+    signatures = list(library.signatures)
+    problems += _hygiene_problems(signatures)
     if problems:
+        return problems + _compile_problems(signatures)
+    # The matchers the examples are scanned with compile every pattern in every backend: only
+    # when one cannot be built are the patterns compiled again, to name those refused.
+    try:
+        matchers = {
+            backend: Matcher(library, backend, cache_dir) for backend in available_backends()
+        }
+    except RulesError:
+        problems = _compile_problems(signatures)
+        if not problems:
+            raise
         return problems
-    scans = {
-        backend: _scan_examples(library, backend, cache_dir) for backend in available_backends()
-    }
+    scans = {backend: _scan_examples(library, matcher) for backend, matcher in matchers.items()}
     for backend, scan in scans.items():
         problems += _judge_examples(backend, scan)
     texts = next(iter(scans.values())).texts
@@ -313,14 +322,37 @@ def lint(
     return problems
 
 
-def _signature_problems(signatures: list[Signature]) -> list[Problem]:
-    """Each signature's own hygiene (patterns, templates, keywords), and that all compile."""
+def _linted_library(rules_dir: Path, cache_dir: Path | None, overlay_dir: Path | None) -> Library:
+    """Every signature lint checks: the library a diagnosis loads, then the experimental
+    signatures and the overlay's added after it. A matcher compiles what is added apart
+    (`Library.added_from`), so the whole library's compiled databases are the ones `denpex
+    diagnose` and `denpex eval` read from the same cache, not a second compile of 50,000
+    patterns that differs from theirs by a few."""
+    library = load_library(rules_dir, include_experimental=True, cache_dir=cache_dir)
+    experimental = [s for s in library.signatures if s.status is Maturity.experimental]
+    added, label = list(experimental), None
+    if overlay_dir is not None and (overlay_dir / "VERSION").is_file():
+        overlay = load_overlay(overlay_dir, include_experimental=True)
+        added += overlay.signatures
+        label = overlay.label
+    if not added:
+        return library
+    return library.without(s.id for s in experimental).with_signatures(added, label)
+
+
+def _hygiene_problems(signatures: list[Signature]) -> list[Problem]:
+    """Each signature's own hygiene (patterns, templates, keywords)."""
     problems: list[Problem] = []
     for signature in signatures:
         problems += _pattern_problems(signature)
         problems += _template_problems(signature)
         problems += _keyword_problems(signature)
-    return problems + _compile_problems(signatures)
+    return problems
+
+
+def _signature_problems(signatures: list[Signature]) -> list[Problem]:
+    """Each signature's own hygiene, and that all compile."""
+    return _hygiene_problems(signatures) + _compile_problems(signatures)
 
 
 def lint_added(

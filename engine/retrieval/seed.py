@@ -73,15 +73,13 @@ def seed_store(
 ) -> int:
     """Adds the seed incidents the store lacks, confirmed with their labels; how many it added.
 
-    Incidents are added in order, so a store that has the last one has them all: the common case
-    (every run after the first) costs one lookup."""
+    Incidents are added in one transaction, so a store that has the last one has them all: the
+    common case (every run after the first) costs one lookup."""
     retrievable = [item for item in seed if item.templates]
     if not retrievable or _present(store, retrievable[-1].incident_id):
         return 0
-    added = 0
+    confirmed = []
     for item in retrievable:
-        if _present(store, item.incident_id):
-            continue
         diagnosis = Diagnosis(
             status=Status.unknown,
             summary=f"Seed incident {item.case} ({item.source}), labelled {item.failure_class}.",
@@ -92,10 +90,18 @@ def seed_store(
         draft = IncidentDraft(
             diagnosis=diagnosis, inputs=[], excerpt=[], templates=list(item.templates), queue=False
         )
-        store.add(draft, incident_id=item.incident_id)
-        store.confirm(item.incident_id, item.failure_class, by=SEED_CURATOR, note=item.source)
-        added += 1
-    return added
+        confirmed.append((item.incident_id, draft, item.failure_class, item.source))
+    # One transaction: a store has all of the seed or none of it. Another process seeding the
+    # same store, or adding one of its templates, at the same moment fails it once.
+    for attempt in range(2):
+        try:
+            return store.add_confirmed(confirmed, by=SEED_CURATOR)
+        except StoreError:
+            if _present(store, retrievable[-1].incident_id):
+                return 0
+            if attempt:
+                raise
+    raise AssertionError("unreachable")
 
 
 def load_seed_vectors(digest: str) -> dict[str, np.ndarray]:

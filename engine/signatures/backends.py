@@ -18,7 +18,9 @@ import os
 import platform
 import re
 import threading
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
@@ -28,6 +30,11 @@ try:  # Hyperscan is a compiled extension; the re backend keeps denpex working w
     import hyperscan
 except ImportError:  # pragma: no cover - exercised only on machines without the wheel
     hyperscan = None
+
+try:  # POSIX: a process building a cache file holds its lock (`building`).
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
 
 
 class PatternSpec(NamedTuple):
@@ -69,9 +76,15 @@ class HyperscanScanner:
         if hyperscan is None:
             raise RulesError("hyperscan is not installed; use the re backend")
         cached = _cache_path(patterns, cache_dir)
-        self._database = _load_database(cached) or _compile(patterns)
-        if cached is not None and not cached.exists():
-            _save_database(self._database, cached)
+        database = _load_database(cached)
+        if database is None:
+            with building(cached):
+                database = _load_database(cached)  # another process may have just written it
+                if database is None:
+                    database = _compile(patterns)
+                    if cached is not None:
+                        _save_database(database, cached)
+        self._database = database
         # A scratch space serves one scan at a time: each thread (the API's worker pool scans
         # concurrently) gets its own clone, made once.
         self._prototype = hyperscan.Scratch(self._database)
@@ -157,6 +170,28 @@ def _cache_path(patterns: Sequence[PatternSpec], cache_dir: Path | None) -> Path
     return cache_dir / f"hyperscan-{key[:32]}.db"
 
 
+@contextmanager
+def building(target: Path | None) -> Iterator[None]:
+    """Held while this process builds what is cached at `target` (a compiled database, a parsed
+    library): another process about to build the same waits, then reads what this one wrote.
+    Test workers, API replicas and commands started together each compiled the same library
+    (a minute of CPU each); now one does. Without a cache, a lock file that cannot be written
+    or `fcntl` (not POSIX), nothing is held: the build is only done twice, as before."""
+    if target is None or fcntl is None:
+        yield
+        return
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle = target.with_name(f".{target.name}.lock").open("a+b")
+    except OSError:
+        yield
+        return
+    with handle:
+        with suppress(OSError):  # a file system without locks: build anyway
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        yield  # the lock goes with the file's closing
+
+
 def _load_database(path: Path | None) -> object | None:
     if path is None:
         return None
@@ -199,14 +234,32 @@ class RegexScanner:
 
     def candidate_lines(self, buffer: bytes) -> LineStarts:
         found: LineStarts = {}
-        present = _KeywordTest(buffer)
-        for index, (compiled, keywords) in enumerate(self._patterns):
+        present = _KeywordTest.of(buffer)
+        for index in self._worth_testing(present):
+            compiled, keywords = self._patterns[index]
             if keywords and not any(map(present, keywords)):
                 continue
             starts = self._lines_for(compiled, buffer)
             if starts:
                 found[index] = starts
         return found
+
+    def _worth_testing(self, present: _KeywordTest) -> Iterable[int]:
+        """The patterns whose keywords may be in the buffer, in order: in a small buffer (a
+        block of rule examples) those with a keyword whose indexed 4-byte gram the buffer
+        holds, and those that cannot be ruled out that way; in a large one, every pattern."""
+        if present.grams is None:
+            return range(len(self._patterns))
+        by_gram, always = self._gram_index
+        chosen = set(always)
+        for gram in present.grams & by_gram.keys():
+            chosen.update(by_gram[gram])
+        return sorted(chosen)
+
+    @functools.cached_property
+    def _gram_index(self) -> tuple[dict[bytes, list[int]], list[int]]:
+        """Built when a small buffer is first scanned (a log's chunks never need it)."""
+        return _gram_index([keywords for _, keywords in self._patterns])
 
     @staticmethod
     def _lines_for(compiled: re.Pattern[bytes], buffer: bytes) -> list[int]:
@@ -230,6 +283,33 @@ class RegexScanner:
         return _ends_of(buffer, self.candidate_lines(buffer))
 
 
+def _gram_index(
+    keywords: Sequence[tuple[bytes, ...]],
+) -> tuple[dict[bytes, list[int]], list[int]]:
+    """(4-byte gram -> the patterns with a keyword that holds it, the patterns no gram rules
+    out): each keyword is indexed by its gram that fewest keywords share, so a buffer without
+    that gram is not searched for the keyword at all. A pattern with no keywords (a caseless
+    one) or a keyword shorter than a gram is always tested."""
+    gram = _KeywordTest.GRAM
+    shared: Counter[bytes] = Counter()
+    for listed in keywords:
+        for keyword in listed:
+            shared.update({keyword[i : i + gram] for i in range(len(keyword) - gram + 1)})
+    by_gram: dict[bytes, list[int]] = {}
+    always: list[int] = []
+    for index, listed in enumerate(keywords):
+        if not listed or any(len(k) < gram for k in listed):
+            always.append(index)
+            continue
+        for keyword in listed:
+            rarest = min(
+                (keyword[i : i + gram] for i in range(len(keyword) - gram + 1)),
+                key=shared.__getitem__,
+            )
+            by_gram.setdefault(rarest, []).append(index)
+    return by_gram, always
+
+
 class _KeywordTest:
     """Whether a keyword occurs in a buffer. Ten thousand patterns' keywords searched one by one
     through a buffer cost more than their regexes; in a small buffer (a block of rule examples)
@@ -238,6 +318,21 @@ class _KeywordTest:
     GRAM = 4
     INDEXED_UP_TO = 256 * 1024
     """A larger buffer (a chunk of a log) is searched directly: the set would cost more."""
+
+    _last = threading.local()
+
+    @classmethod
+    def of(cls, buffer: bytes) -> _KeywordTest:
+        """The test of `buffer`, built once for the scanners that read the same buffer in turn
+        (a matcher's pattern groups, the parts of a joined scanner). Only an immutable buffer
+        small enough to be indexed is kept, one per thread."""
+        last = getattr(cls._last, "test", None)
+        if last is not None and last.buffer is buffer:
+            return last
+        test = cls(buffer)
+        if test.grams is not None and type(buffer) is bytes:
+            cls._last.test = test
+        return test
 
     def __init__(self, buffer: bytes) -> None:
         self.buffer = buffer

@@ -15,7 +15,7 @@ import os
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from importlib import resources
@@ -230,8 +230,6 @@ class IncidentStore:
         """Stores one diagnosis; returns its incident id (the curation id when queued).
 
         The caller may choose the id (32 hex digits) so it can be quoted before it is stored."""
-        diagnosis = draft.diagnosis
-        top = diagnosis.root_causes[0] if diagnosis.root_causes else None
         incident_id = incident_id or uuid.uuid4().hex
 
         def insert(session: Session) -> str:
@@ -240,31 +238,7 @@ class IncidentStore:
                 # that recorded it and died before saying so): the first record stands.
                 return incident_id
             template_ids = self._template_ids(session, draft.templates)
-            row = IncidentRow(
-                id=incident_id,
-                created_at=datetime.now(UTC),
-                status=diagnosis.status.value,
-                summary=diagnosis.summary,
-                failure_class=top.failure_class if top else None,
-                answer_source=top.source.value if top else None,
-                confidence=top.confidence if top else None,
-                input_digest=combined_digest(draft.inputs),
-                inputs=[i.model_dump(mode="json") for i in draft.inputs],
-                excerpt=[line.model_dump(mode="json") for line in draft.excerpt],
-                diagnosis=diagnosis.model_dump(mode="json"),
-                denpex_version=diagnosis.provenance.denpex_version,
-                rules_version=diagnosis.provenance.rules_version,
-                llm_model=diagnosis.provenance.model,
-                embedder=draft.embedder,
-                elapsed_ms=diagnosis.provenance.elapsed_ms,
-                curation_state=CurationState.queued if draft.queue else CurationState.not_queued,
-                tenant=draft.tenant,
-            )
-            row.lines = [
-                IncidentTemplateRow(position=position, template_id=template_id)
-                for position, template_id in enumerate(template_ids)
-            ]
-            session.add(row)
+            session.add(_new_row(incident_id, draft, template_ids))
             return incident_id
 
         try:
@@ -273,6 +247,40 @@ class IncidentStore:
             if self._recorded(incident_id):
                 return incident_id  # another process recorded the same work at the same moment
             raise refused from None
+
+    def add_confirmed(
+        self, incidents: Sequence[tuple[str, IncidentDraft, str, str | None]], *, by: str | None
+    ) -> int:
+        """Stores diagnoses with their confirmed causes, (incident id, draft, class, note) each,
+        in one transaction, leaving out the ids the store holds; how many it added. A history
+        of hundreds (the seed) is one commit, where `add` and `confirm` make two each."""
+        for _, _, failure_class, _ in incidents:
+            _check_confirmable(failure_class)
+
+        def insert(session: Session) -> int:
+            wanted = [incident_id for incident_id, _, _, _ in incidents]
+            held: set[str] = set()
+            for start in range(0, len(wanted), 500):  # under any database's bound on parameters
+                chunk = wanted[start : start + 500]
+                held.update(
+                    session.scalars(select(IncidentRow.id).where(IncidentRow.id.in_(chunk)))
+                )
+            fresh = [entry for entry in incidents if entry[0] not in held]
+            template_id = _bulk_template_ids(
+                session, [t for _, draft, _, _ in fresh for t in draft.templates]
+            )
+            now = datetime.now(UTC)
+            for incident_id, draft, failure_class, note in fresh:
+                row = _new_row(incident_id, draft, [template_id[t] for t in draft.templates])
+                row.confirmed_class = failure_class
+                row.confirmed_by = by
+                row.confirmed_note = note
+                row.confirmed_at = now
+                row.curation_state = CurationState.confirmed
+                session.add(row)
+            return len(fresh)
+
+        return self.write(insert)
 
     def _recorded(self, incident_id: str) -> bool:
         try:
@@ -317,8 +325,7 @@ class IncidentStore:
         note: str | None = None,
     ) -> Incident:
         """Records a curator's cause for an incident; it feeds retrieval from now on."""
-        if not is_failure_class(failure_class) or failure_class == "unknown":
-            raise StoreError(f"{failure_class!r} is not a failure class a curator can confirm")
+        _check_confirmable(failure_class)
 
         def update(session: Session) -> Incident:
             row = self._row(session, incident_id)
@@ -518,6 +525,62 @@ class IncidentStore:
             ).all()
             by_id = {row.id: _incident(row) for row in rows}
         return [by_id[i] for i in wanted if i in by_id]
+
+
+def _bulk_template_ids(session: Session, texts: list[str]) -> dict[str, int]:
+    """The id of each of `texts`, adding those not stored yet in the one digest order writers
+    share (`IncidentStore._template_ids`), in the caller's transaction and without a savepoint
+    each: SQLite commits a savepoint opened outside a transaction to disk, a sync per template.
+    A writer that adds one of them meanwhile makes this transaction fail, for the caller to
+    run again."""
+    by_digest = {_digest(text): text for text in texts}
+    digests = sorted(by_digest)
+    found: dict[str, int] = {}
+    for start in range(0, len(digests), 500):  # under any database's bound on parameters
+        chunk = digests[start : start + 500]
+        query = select(TemplateRow.digest, TemplateRow.id).where(TemplateRow.digest.in_(chunk))
+        found.update((digest, template_id) for digest, template_id in session.execute(query))
+    added = [TemplateRow(digest=d, text=by_digest[d]) for d in digests if d not in found]
+    session.add_all(added)
+    session.flush()
+    found.update((row.digest, row.id) for row in added)
+    return {by_digest[digest]: found[digest] for digest in digests}
+
+
+def _check_confirmable(failure_class: str) -> None:
+    if not is_failure_class(failure_class) or failure_class == "unknown":
+        raise StoreError(f"{failure_class!r} is not a failure class a curator can confirm")
+
+
+def _new_row(incident_id: str, draft: IncidentDraft, template_ids: list[int]) -> IncidentRow:
+    """The row of a diagnosis not stored yet, its lines pointing at `template_ids`."""
+    diagnosis = draft.diagnosis
+    top = diagnosis.root_causes[0] if diagnosis.root_causes else None
+    row = IncidentRow(
+        id=incident_id,
+        created_at=datetime.now(UTC),
+        status=diagnosis.status.value,
+        summary=diagnosis.summary,
+        failure_class=top.failure_class if top else None,
+        answer_source=top.source.value if top else None,
+        confidence=top.confidence if top else None,
+        input_digest=combined_digest(draft.inputs),
+        inputs=[i.model_dump(mode="json") for i in draft.inputs],
+        excerpt=[line.model_dump(mode="json") for line in draft.excerpt],
+        diagnosis=diagnosis.model_dump(mode="json"),
+        denpex_version=diagnosis.provenance.denpex_version,
+        rules_version=diagnosis.provenance.rules_version,
+        llm_model=diagnosis.provenance.model,
+        embedder=draft.embedder,
+        elapsed_ms=diagnosis.provenance.elapsed_ms,
+        curation_state=CurationState.queued if draft.queue else CurationState.not_queued,
+        tenant=draft.tenant,
+    )
+    row.lines = [
+        IncidentTemplateRow(position=position, template_id=template_id)
+        for position, template_id in enumerate(template_ids)
+    ]
+    return row
 
 
 def _incident(row: IncidentRow) -> Incident:

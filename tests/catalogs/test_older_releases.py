@@ -211,7 +211,8 @@ def test_bitsandbytes_offload_refusal_of_transformers_4_30_is_a_device_oom(
     ],
 )
 def test_a_model_directory_without_weights_is_missing_data(matcher: Matcher, line: str) -> None:
-    found = {s.id: s for s in matcher.library.signatures if s.id in _winners(matcher, line)}
+    winners = _winners(matcher, line)
+    found = {s.id: s for s in matcher.library.signatures if s.id in winners}
     ours = [s for s in found.values() if s.emitter == "transformers"]
     assert ours and {s.failure_class for s in ours} == {"corrupt_or_missing_data"}
     assert any(s.releases and s.releases.startswith(">=4.30,") for s in ours)
@@ -398,6 +399,7 @@ def test_ray_2_9s_version_mismatch_report_is_left_to_the_hand_written_signature(
 def test_a_world_size_that_does_not_fit_megatron_cores_parallel_sizes_names_its_release(
     matcher: Matcher, line: str
 ) -> None:
-    found = [s for s in matcher.library.signatures if s.id in _winners(matcher, line)]
+    winners = _winners(matcher, line)
+    found = [s for s in matcher.library.signatures if s.id in winners]
     assert found and {s.failure_class for s in found} == {"framework_config_error"}
     assert {s.releases for s in found} == {">=0.12,<=0.19"}

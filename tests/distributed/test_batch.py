@@ -26,18 +26,16 @@ from denpex.curation.promote import current_library
 from denpex.curation.propose import propose
 from denpex.curation.settings import CurationSettings
 from denpex.distributed.batch import report_of, run_local
-from denpex.match.compiled import compiled_matcher
 from denpex.pipeline import DiagnoseOptions, diagnose
 from denpex.signatures.signature import Signature
 from denpex.store.store import IncidentStore, open_store, store_url
-from tests.conftest import cache_dir
 from tests.curation.conftest import (
     LMDEPLOY,
     MONKEYOCR,
     SGLANG,
+    before_triton_matcher,
     curation_settings,
     record,
-    rules_before_triton,
 )
 
 BROKER = os.environ.get("DENPEX_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -101,7 +99,7 @@ def past_jobs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two past jobs' folders as `denpex run` leaves them: the log and the diagnosis.json the
     library before Triton's catalog gave."""
     root = tmp_path_factory.mktemp("past-jobs")
-    matcher = compiled_matcher(rules_before_triton(), cache_dir=cache_dir())
+    matcher = before_triton_matcher()
     for log in (LMDEPLOY, MONKEYOCR):
         job = root / log.stem
         job.mkdir()

@@ -14,6 +14,10 @@ from denpex.hang.models import Candidate, HangReport
 from denpex.hang_view import HangRequest, hang_from_paths
 from tests.hang.conftest import CASES, case_dir
 
+# `hang_from_paths` with no matcher takes the library this process compiled: made from the
+# session's cache (`compiled_once`), not parsed and compiled afresh without one (a minute).
+pytestmark = pytest.mark.usefixtures("compiled_once")
+
 
 def _triage(case: str, form: str = "dumps", *, with_times: bool = True) -> HangReport:
     root = case_dir(case)

@@ -11,6 +11,10 @@ from denpex.hang_view import HangRequest, hang_from_paths
 from tests.conftest import REPO
 from tests.hang.conftest import EVALS
 
+# `hang_from_paths` with no matcher takes the library this process compiled: made from the
+# session's cache (`compiled_once`), not parsed and compiled afresh without one (a minute).
+pytestmark = pytest.mark.usefixtures("compiled_once")
+
 
 @pytest.mark.slow
 def test_a_fresh_sigkill_run_is_triaged_to_the_killed_rank(tmp_path) -> None:

@@ -25,6 +25,10 @@ from denpex.hang_view import HangRequest, hang_from_paths
 from tests.conftest import REPO
 from tests.hang.conftest import case_dir
 
+# `hang_from_paths` with no matcher takes the library this process compiled: made from the
+# session's cache (`compiled_once`), not parsed and compiled afresh without one (a minute).
+pytestmark = pytest.mark.usefixtures("compiled_once")
+
 XID_79 = (
     "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
 )

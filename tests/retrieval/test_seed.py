@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from denpex.retrieval.seed import SEED_CURATOR, load_seed, seed_store
@@ -44,6 +45,31 @@ def test_seeding_adds_each_incident_once_confirmed_with_its_label(tmp_path: Path
     assert first.confirmed_note == seed[0].source
     assert first.templates == list(seed[0].templates)
     assert store.count() == 5
+
+
+def test_stores_seeded_at_the_same_moment_hold_the_seed_once(tmp_path: Path) -> None:
+    # The whole seed is one transaction: of several writers seeding one new store at once, one
+    # adds it and the others find it there.
+    url = store_url(str(tmp_path / "incidents.db"))
+    seed = load_seed()
+
+    def seeded(_: int) -> int:
+        store = open_store(url)
+        try:
+            return seed_store(store, seed, denpex_version="0", rules_version="seed")
+        finally:
+            store.close()
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        added = list(pool.map(seeded, range(4)))
+    retrievable = [item for item in seed if item.templates]
+    assert sorted(added) == [0, 0, 0, len(retrievable)]
+    store = open_store(url)
+    assert store.count() == len(retrievable)
+    assert {i.confirmed_class for i in store.incidents([retrievable[0].incident_id])} == {
+        retrievable[0].failure_class
+    }
+    store.close()
 
 
 def test_the_seed_vectors_ship_for_every_template_with_the_models_digest() -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
+from denpex.signatures import backends
 from denpex.signatures.backends import PatternSpec, available_backends, line_end, make_scanner
 
 LINE = b"[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
@@ -35,3 +38,49 @@ def test_line_ends_are_the_candidate_lines_ends(backend: str) -> None:
     assert ends == {0: [22, 53, 63], 1: [53]}
     starts = scanner.candidate_lines(buffer)
     assert {i: [line_end(buffer, s) for s in v] for i, v in starts.items()} == ends
+
+
+def test_the_re_scanner_rules_out_patterns_by_keyword_only_when_none_is_present() -> None:
+    # A small buffer is indexed by its 4-byte grams and each keyword looked up by its rarest
+    # one: every pattern whose keyword is there (any of its keywords, a short one, a caseless
+    # pattern's) is still searched, and the gram alone never proposes a line.
+    patterns = [
+        PatternSpec("CUDA out of memory", False, ("CUDA out of memory",)),
+        PatternSpec("(?:NCCL|Gloo) timed out", False, ("NCCL", "Gloo")),
+        PatternSpec("Xid 79", False, ("Xid",)),
+        PatternSpec("segmentation fault", True, ("segmentation fault",)),
+        PatternSpec("out of memory on rank", False, ("out of memory on rank",)),
+        PatternSpec("memoryview", False, ("memoryview",)),
+    ]
+    buffer = b"[rank3]: CUDA out of memory\nGloo timed out\nXid 79\nSEGMENTATION FAULT\n"
+    scanner = make_scanner(patterns, "re")
+    assert scanner.candidate_lines(buffer) == {0: [0], 1: [28], 2: [43], 3: [50]}
+    # The same patterns in a buffer too large to index, searched keyword by keyword.
+    large = b"step 1 ok\n" * 30_000 + buffer
+    offset = len(large) - len(buffer)
+    assert scanner.candidate_lines(large) == {
+        0: [offset],
+        1: [offset + 28],
+        2: [offset + 43],
+        3: [offset + 50],
+    }
+
+
+@pytest.mark.skipif("hyperscan" not in available_backends(), reason="Hyperscan is not installed")
+def test_a_database_another_process_is_compiling_is_waited_for_and_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    patterns = [PatternSpec("CUDA out of memory", False, ("CUDA out of memory",))]
+    target = backends._cache_path(patterns, tmp_path)
+    compile_ = backends._compile
+    compiled: list[object] = []
+    monkeypatch.setattr(backends, "_compile", lambda p: compiled.append(p) or compile_(p))
+    with ThreadPoolExecutor(max_workers=1) as pool, backends.building(target):
+        # Another process (here a thread, with a lock of its own) compiles the same patterns.
+        waiting = pool.submit(backends.HyperscanScanner, patterns, tmp_path)
+        time.sleep(0.3)
+        assert not waiting.done()
+        backends._save_database(compile_(patterns), target)
+    scanner = waiting.result(timeout=60)
+    assert compiled == []  # it read what the other wrote
+    assert scanner.candidate_lines(LINE) == {0: [0]}
