@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -18,22 +17,13 @@ from denpex.retrieval.embedder import SentenceTransformerEmbedder
 from denpex.signatures.library import CATALOG_SUFFIX
 from denpex.store.schema import CurationState
 from denpex.store.store import store_url
-from tests.conftest import BAD_SAMPLE, bundled_matcher, cache_dir, cached_library
-from tests.hybrid.support import answering_path, case_inputs, round_trip_differences
-
-# The families that settle these runs outright (exceptions, checkpoint loading, DataLoader
-# errors), and Transformers' catalog, which prints torch's "Error(s) in loading state_dict"
-# itself; without them the rules are unsure and the hybrid path answers from retrieval alone.
-UNSETTLED = ["python", "checkpoint", "dataloader", "transformers_cat"]
-
-
-@cache
-def without_python() -> Matcher:
-    """The bundled library less UNSETTLED, made when a test first asks (not at collection, in
-    every worker): the compiled library told to drop those families' patterns, which reads as
-    the smaller library compiled on its own (tests/match/test_ablation.py) without a second
-    compile of 50,000 patterns."""
-    return bundled_matcher().without_families(UNSETTLED)
+from tests.conftest import BAD_SAMPLE, cache_dir, cached_library
+from tests.hybrid.support import (
+    answering_path,
+    case_inputs,
+    round_trip_differences,
+    unsettled_matcher,
+)
 
 
 def _lines_of(path: str) -> list[str]:
@@ -44,7 +34,7 @@ def test_a_failure_no_signature_settles_is_answered_from_similar_incidents(index
     recorder, cases = indexed
     own = cases["ckpt-size"].incident_id
     path = answering_path(recorder, exclude=[own], record=True)
-    diagnosis = diagnose(case_inputs("ckpt-size"), matcher=without_python(), hybrid=path)
+    diagnosis = diagnose(case_inputs("ckpt-size"), matcher=unsettled_matcher(), hybrid=path)
     top = diagnosis.root_causes[0]
     assert diagnosis.status is Status.best_effort
     assert (top.failure_class, top.source, top.best_effort) == (
@@ -82,7 +72,7 @@ def test_the_origin_comes_from_this_runs_evidence_never_from_a_neighbour(indexed
     # printed an exception (its state_dict error); the others reported its lost connection.
     other = diagnose(
         case_inputs("ckpt-size"),
-        matcher=without_python(),
+        matcher=unsettled_matcher(),
         hybrid=answering_path(recorder, exclude=[cases["ckpt-size"].incident_id]),
     )
     assert other.status is Status.best_effort

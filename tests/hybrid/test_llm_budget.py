@@ -14,8 +14,8 @@ from denpex.hybrid.settings import LLMSettings
 from denpex.models import Source
 from denpex.pipeline import diagnose
 from tests.hybrid.chat_server import ChatServer, Scripted
-from tests.hybrid.support import answering_path, case_inputs
-from tests.hybrid.test_llm_http import MODEL, reply, user_prompt, valid, without_python
+from tests.hybrid.support import answering_path, case_inputs, unsettled_matcher
+from tests.hybrid.test_llm_http import MODEL, reply, user_prompt, valid
 
 
 @pytest.fixture
@@ -32,7 +32,7 @@ def chat(server: ChatServer, **settings: object) -> LiteLLMChat:
 def run(indexed, chat_model: LiteLLMChat, case: str = "ckpt-size"):  # type: ignore[no-untyped-def]
     recorder, cases = indexed
     path = answering_path(recorder, chat=chat_model, exclude=[cases[case].incident_id])
-    return path, diagnose(case_inputs(case), matcher=without_python(), hybrid=path)
+    return path, diagnose(case_inputs(case), matcher=unsettled_matcher(), hybrid=path)
 
 
 def test_a_server_on_this_machine_needs_no_api_key(indexed, server, monkeypatch) -> None:

@@ -8,32 +8,22 @@ import re
 import subprocess
 import time
 from collections.abc import Iterator
-from functools import cache
 
 import pytest
 
 from denpex.hybrid.chat import LiteLLMChat
 from denpex.hybrid.settings import LLMSettings
-from denpex.match.scan import Matcher
 from denpex.models import Diagnosis, RootCause, Source, Status
 from denpex.pipeline import DiagnoseOptions, diagnose
-from tests.conftest import bundled_matcher
 from tests.hybrid.chat_server import ChatServer, Scripted
-from tests.hybrid.support import answering_path, case_inputs, round_trip_differences
+from tests.hybrid.support import (
+    answering_path,
+    case_inputs,
+    round_trip_differences,
+    unsettled_matcher,
+)
 
 MODEL = "openai/denpex-scripted"
-# The families that settle these runs outright (exceptions, checkpoint loading, DataLoader
-# errors); without them the rules are unsure and the hybrid path answers.
-UNSETTLED = ["python", "checkpoint", "dataloader"]
-
-
-@cache
-def without_python() -> Matcher:
-    """The bundled library less UNSETTLED, made when a test first asks (not at collection, in
-    every worker): the compiled library told to drop those families' patterns, which reads as
-    the smaller library compiled on its own (tests/match/test_ablation.py) without a second
-    compile of 50,000 patterns."""
-    return bundled_matcher().without_families(UNSETTLED)
 
 
 @pytest.fixture
@@ -99,7 +89,7 @@ def run_case(
     """The case diagnosed without the python family (no signature settles it), hybrid on."""
     recorder, cases = indexed
     path = answering_path(recorder, chat=chat, exclude=[cases[case].incident_id], record=record)
-    return diagnose(case_inputs(case), matcher=without_python(), hybrid=path)
+    return diagnose(case_inputs(case), matcher=unsettled_matcher(), hybrid=path)
 
 
 def test_a_valid_answer_becomes_the_best_effort_diagnosis(indexed, server) -> None:

@@ -113,9 +113,8 @@ def test_no_secret_reaches_the_prompt_or_the_store(indexed, tmp_path) -> None:
     from denpex.pipeline import diagnose
     from denpex.store.store import sqlite_path
     from tests.hybrid.chat_server import ChatServer, Scripted
-    from tests.hybrid.support import answering_path, case_inputs
+    from tests.hybrid.support import answering_path, case_inputs, unsettled_matcher
     from tests.hybrid.test_llm_budget import chat, cite_first_line
-    from tests.hybrid.test_llm_http import without_python
 
     for path in case_inputs("ckpt-size"):
         shutil.copy(path, tmp_path)
@@ -125,7 +124,7 @@ def test_no_secret_reaches_the_prompt_or_the_store(indexed, tmp_path) -> None:
         server.script = [Scripted(cite_first_line)]
         recorder, _ = indexed
         path = answering_path(recorder, chat=chat(server, api_key="k"), record=True)
-        diagnosis = diagnose([str(tmp_path)], matcher=without_python(), hybrid=path)
+        diagnosis = diagnose([str(tmp_path)], matcher=unsettled_matcher(), hybrid=path)
     finally:
         server.stop()
     assert diagnosis.curation_id is not None
@@ -164,8 +163,7 @@ def test_every_kind_of_secret_is_redacted_before_the_store_keeps_it(indexed, tmp
 
     from denpex.pipeline import diagnose
     from denpex.store.store import sqlite_path
-    from tests.hybrid.support import answering_path, case_inputs
-    from tests.hybrid.test_llm_http import without_python
+    from tests.hybrid.support import answering_path, case_inputs, unsettled_matcher
 
     for path in case_inputs("ckpt-size"):
         shutil.copy(path, tmp_path)
@@ -178,7 +176,7 @@ def test_every_kind_of_secret_is_redacted_before_the_store_keeps_it(indexed, tmp
     (tmp_path / "fetch.log").write_text(SECRETS_LOG + "\n".join(lines) + "\n")
     recorder, _ = indexed
     diagnosis = diagnose(
-        [str(tmp_path)], matcher=without_python(), hybrid=answering_path(recorder, record=True)
+        [str(tmp_path)], matcher=unsettled_matcher(), hybrid=answering_path(recorder, record=True)
     )
     assert diagnosis.curation_id is not None
     database = sqlite_path(recorder.settings.store_url)
