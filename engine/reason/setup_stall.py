@@ -10,7 +10,7 @@ completes: the log simply ends after the announcement.
   store-based barrier's `Added key`, DeepSpeed's and Megatron's initialisation), with no
   "joined" line: a suspected `rendezvous_failure`.
 - Ending on NCCL's report that a communicator was created ("Init COMPLETE", "Launch mode"),
-  with nothing at all after: a suspected `collective_timeout` in its first collective
+  or on nccl-tests' results header, with nothing at all after: a suspected `collective_timeout` in its first collective
   (peer-to-peer over PCIe that the IOMMU or ACS blocks, a peer that never connects). Once the
   first collective returns the program prints its own lines, so no trailing output is allowed.
 - Ending after the training loop's start (Megatron's and GPT-NeoX's `training ...`), with no
@@ -79,7 +79,7 @@ _BUILDING = _Reading(
 )
 _CONNECTING = _Reading(
     "collective_timeout",
-    "The log stops once NCCL created its communicators (nothing after 'Init COMPLETE')",
+    "The log stops once the communicators were created, at the first collective (nothing after)",
     "Read from where the log stops, not from an error: a connection or first collective that "
     "never completes prints nothing until a timeout, if one is set. Peer-to-peer between GPUs "
     "over PCIe that the IOMMU or ACS blocks (consumer and workstation boards, some VMs) hangs "

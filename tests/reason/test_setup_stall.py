@@ -202,7 +202,7 @@ def test_a_log_that_stops_once_nccl_created_its_communicator_is_a_suspected_firs
     top = diagnosis.root_causes[0]
     assert (top.failure_class, top.originating_rank) == ("collective_timeout", None)
     assert top.confidence < 0.6
-    assert "NCCL created its communicators" in top.title
+    assert "communicators were created" in top.title
     assert "IOMMU or ACS" in top.caveat
     assert [e.line for e in top.evidence] == [3]
 
@@ -223,6 +223,58 @@ def test_a_suspected_hang_comes_before_abnormal_lines_that_name_nothing(tmp_path
     first, second = diagnosis.root_causes[:2]
     assert (first.failure_class, second.failure_class) == ("collective_timeout", "unknown")
     assert diagnosis.summary.startswith("Suspected silent failure: ")
+
+
+# Real lines: rccl-tests on 2 x MI100 whose first all-reduce never returned: the host's IOMMU
+# blocked peer-to-peer (public issue ROCm/rccl#1129).
+TESTS_HEADER = """\
+#   Rank  0 Pid  21284 on deep-visionscaper3 device  0 [0000:2f:00.0] AMD Instinct MI100
+#   Rank  1 Pid  21284 on deep-visionscaper3 device  1 [0000:03:00.0] AMD Instinct MI100
+#
+#                                                              out-of-place                       in-place          
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+"""  # noqa: E501, W291
+# What nccl-tests prints once a collective returns: a row per size, then its summary (real,
+# a 16-GPU all-reduce; public pull request coreweave/nccl-tests#43).
+TESTS_ROWS = """\
+  2147483648     536870912     float     sum      -1   5589.1  384.22  757.78      0   5474.6  392.26  773.62      0
+  4294967296    1073741824     float     sum      -1    10094  425.49  839.16      0    10141  423.54  835.32      0
+  8589934592    2147483648     float     sum      -1    20299  423.16  834.57      0    20006  429.37  846.82      0
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 745.53 
+"""  # noqa: E501, W291
+
+
+def test_a_benchmark_that_stops_at_its_results_header_is_a_suspected_first_collective_hang(
+    tmp_path: Path,
+) -> None:
+    diagnosis = _diagnose(tmp_path, TESTS_HEADER)
+    assert diagnosis.status is Status.unknown
+    top = diagnosis.root_causes[0]
+    assert (top.failure_class, top.confidence < 0.6) == ("collective_timeout", True)
+    assert [e.line for e in top.evidence] == [5]
+
+
+def test_a_benchmark_that_printed_its_rows_did_not_stop_there(tmp_path: Path) -> None:
+    assert _diagnose(tmp_path, TESTS_HEADER + TESTS_ROWS).status is Status.no_failure
+
+
+# Real lines: PaddleOCR on two machines whose trainers never all listened (public issue
+# PaddlePaddle/PaddleOCR#6455).
+PADDLE_WAITING = """\
+server not ready, wait 3 sec to retry...
+not ready endpoints:['10.36.10.40:6070', '10.36.10.40:6071', '10.36.10.40:6072', '110.36.10.40:6073', '10.36.10.40:6072', '10.36.10.41:6073']
+server not ready, wait 3 sec to retry...
+"""  # noqa: E501
+
+
+def test_a_paddle_trainer_that_ends_waiting_for_its_peers_is_a_suspected_rendezvous_failure(
+    tmp_path: Path,
+) -> None:
+    diagnosis = _diagnose(tmp_path, PADDLE_WAITING)
+    top = diagnosis.root_causes[0]
+    assert (diagnosis.status, top.failure_class) == (Status.unknown, "rendezvous_failure")
+    assert "2 retries" in top.title
 
 
 # Real lines: a two-node fairseq job launched without the world size on either node, so the
