@@ -71,8 +71,9 @@ _FORMAT = re.compile(r"^\s*fmt::format\s*\(")
 
 
 def _stringized(expr: str) -> str:
-    """What `#cond` prints: the tokens with each run of white space made one space."""
-    return " ".join(expr.split())
+    """What `#cond` prints: the tokens with each run of white space made one space (a use
+    inside a macro's body spans its continued lines)."""
+    return " ".join(re.sub(r"\\\n", " ", expr).split())
 
 
 def _literal(arg: str) -> str | None:
@@ -83,10 +84,30 @@ def _literal(arg: str) -> str | None:
     return "".join(decode_literal(m.group(1)) for m in strings)
 
 
+OWN_MACROS = {
+    "EP_HOST_ASSERT",
+    "EP_DEVICE_ASSERT",
+    "EP_UNIFIED_ASSERT",
+    "EP_STATIC_ASSERT",
+    "EP_HOST_UNREACHABLE",
+    "EPExceptionWithLineInfo",
+    "CUDA_CHECK",
+    "CUDA_RUNTIME_CHECK",
+    "CUDA_DRIVER_CHECK",
+    "NCCL_CHECK",
+}
+"""the reporting macros themselves: a call inside their definitions is the macro's own text
+(its parameter, `cond`), read where the macro is used. A call inside any other macro
+(`SWITCH_HIDDEN`'s `EP_HOST_ASSERT(false and "Unsupported hidden")`) is a message."""
+
+
 def _define_lines(src: str) -> set[int]:
-    """The lines of #define directives (with their continued lines)."""
+    """The lines of the #define directives of OWN_MACROS (with their continued lines)."""
     lines: set[int] = set()
-    for found in re.finditer(r"^[ \t]*#[ \t]*define\b(?:[^\n]*\\\n)*[^\n]*", src, re.M):
+    pattern = r"^[ \t]*#[ \t]*define[ \t]+(\w+)(?:[^\n]*\\\n)*[^\n]*"
+    for found in re.finditer(pattern, src, re.M):
+        if found.group(1) not in OWN_MACROS:
+            continue
         first = src.count("\n", 0, found.start()) + 1
         lines.update(range(first, first + found.group().count("\n") + 1))
     return lines
@@ -100,7 +121,7 @@ def _printfs(src: str, rel: str, release: str, defines: set[int]) -> list[Messag
     found: list[Message] = []
     for call in find_calls(src, ("printf", "fprintf")):
         if call.line in defines:
-            continue  # a macro's own body (EP_DEVICE_ASSERT, the launch check): read below
+            continue  # EP_DEVICE_ASSERT's own printf: read at each use
         fmt = call.args[1] if call.name == "fprintf" and len(call.args) > 1 else call.args[0]
         fmt = fmt.rstrip("\n") if call.args else ""
         if not re.search(r"[A-Za-z]{3,}", re.sub(r"%[-+ #0-9.]*[a-zA-Z]{1,2}", "", fmt)):

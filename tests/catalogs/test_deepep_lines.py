@@ -110,6 +110,12 @@ def test_a_bare_condition_is_not_read_as_deepep(matcher: Matcher) -> None:
             "collective_timeout",
         ),
         (
+            'false and "Unsupported hidden"',
+            "HOST_ASSERT",
+            "csrc/kernels/launch.cuh",
+            "framework_config_error",
+        ),
+        (
             "(topk_idx == nullptr) == (topk_weights == nullptr)",
             "DEVICE_ASSERT",
             "csrc/kernels/internode.cu",
@@ -168,6 +174,13 @@ def test_the_extractor_reads_each_way_deepep_reports(tmp_path: Path) -> None:
         " rank, 0);\n"
         "}\n"
     )
+    (kernels / "launch.cuh").write_text(
+        "#define SWITCH_HIDDEN(case_macro) \\\n"
+        "    switch (hidden) { \\\n"
+        "        case 7168: case_macro(7168); \\\n"
+        '        default: EP_HOST_ASSERT(false and "Unsupported hidden"); \\\n'
+        "    } while (false)\n"
+    )
     (tmp_path / "csrc" / "deep_ep.cpp").write_text(
         "void Buffer::sync() {\n"
         "    EP_HOST_ASSERT(x.dim() == 2   and\n"
@@ -186,6 +199,7 @@ def test_the_extractor_reads_each_way_deepep_reports(tmp_path: Path) -> None:
             "printf",
         ),
         ("HOST_ASSERT", "x.dim() == 2 and x.is_contiguous()", "literal"),
+        ("HOST_ASSERT", 'false and "Unsupported hidden"', "literal"),
         ("RuntimeError", "DeepEP error: CPU recv timeout", "literal"),
     }
 
