@@ -73,5 +73,14 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "62": 5,
         "63": 6,
         "64": 6,
+        "65": 6,
+        "66": 5,
+        "67": 5,
+        "68": 6,
+        "69": 5,
+        "70": 6,
+        "71": 6,
+        "72": 5,
+        "73": 5,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]
