@@ -1,11 +1,12 @@
 """The curation queue: queued incidents grouped by what they printed, most recurrent first.
 
 Consumes the incident store; produces `QueueGroup`s. Incidents fall in one group when the Drain3
-template clusters of their abnormal lines overlap by at least half (Jaccard), linked
-transitively; groups are ordered by how many incidents they hold, then by their newest. Each
-group carries its evidence (the representative incident's abnormal lines), its best-effort
-draft (that incident's diagnosis) and the similar incidents outside it (stored incidents of any
-state that printed one of its masked lines, with their labels).
+template clusters of their unsettled lines (abnormal lines no signature read, or only a generic
+fallback did) overlap by at least half (Jaccard), linked transitively; groups are ordered by how
+many incidents they hold, then by their newest. Each group carries its evidence (the
+representative incident's abnormal lines), its best-effort draft (that incident's diagnosis)
+and the similar incidents outside it (stored incidents of any state that printed one of its
+masked lines, with their labels).
 """
 
 from __future__ import annotations
@@ -84,16 +85,21 @@ class QueueGroup:
         }
 
 
-def _texts(incident: Incident) -> list[str]:
-    """The lines an incident is grouped by: abnormal lines no signature settled, else all."""
-    unsettled = [line.text for line in incident.excerpt if line.role != "root_cause"]
+def grouped_lines(incident: Incident) -> list[str]:
+    """The lines an incident is grouped by: abnormal lines no signature settled, else all. A
+    line only a generic fallback read (any uncaught exception) is not settled: the fallback
+    names the line, not its cause, and a failure new to the library is as often read by it as
+    by nothing."""
+    unsettled = [
+        line.text for line in incident.excerpt if line.role != "root_cause" or line.fallback
+    ]
     return unsettled or [line.text for line in incident.excerpt]
 
 
 def group(incidents: Sequence[Incident]) -> list[list[Incident]]:
     """Incidents whose template clusters overlap by `MIN_OVERLAP` or more, linked
     transitively; most incidents first, then newest first."""
-    clusters = clusters_of(_texts(i) for i in incidents)
+    clusters = clusters_of(grouped_lines(i) for i in incidents)
     parent = list(range(len(incidents)))
 
     def root(i: int) -> int:

@@ -74,6 +74,7 @@ def build_excerpt(
 
 def _line(candidate: _Candidate, template: str, repeats: int) -> ExcerptLine:
     event = candidate.match.event
+    harvested = candidate.role == HARVESTED
     return ExcerptLine(
         source=event.source,
         line=event.line,
@@ -83,8 +84,9 @@ def _line(candidate: _Candidate, template: str, repeats: int) -> ExcerptLine:
         time_inferred=event.time_inferred,
         text=event.text,
         template=template,
-        signature_id=None if candidate.role == HARVESTED else candidate.match.signature_id,
+        signature_id=None if harvested else candidate.match.signature_id,
         role=candidate.role,
+        fallback=not harvested and candidate.match.signature.fallback,
         repeats=repeats,
     )
 

@@ -53,6 +53,11 @@ class ExcerptLine(_Record):
     template: str = Field(description="the line with its variable parts masked")
     signature_id: str | None = Field(None, description="the rule that matched it, if any")
     role: str = Field(description="root_cause, symptom or context for rule matches; else abnormal")
+    fallback: bool = Field(
+        False,
+        description="the rule is a generic fallback (any uncaught exception): it names the line, "
+        "not its cause, so curation still mines it",
+    )
     repeats: int = Field(1, ge=1, description="lines with the same template folded into this one")
 
 

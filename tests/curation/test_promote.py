@@ -50,12 +50,14 @@ def test_the_backtest_lists_what_the_draft_matches_and_what_it_would_change(
     )
     changes = {hit.where: (str(hit.before), str(hit.after)) for hit in report.incidents}
     assert changes == {
-        recorded.ids["lmdeploy-3992.log"]: ("unknown unknown 0.05", _confident(draft)),
-        recorded.ids["monkeyocr-86.log"]: ("unknown unknown 0.05", _confident(draft)),
-        # Answered by the shell's Killed line today (0.55, under the threshold); the Triton
-        # error came first, and the Killed line stays its close rival.
+        # Before, only the generic exception reader reads the Triton line; the draft, above it,
+        # takes the line.
+        recorded.ids["lmdeploy-3992.log"]: ("unknown python_exception 0.45", _confident(draft)),
+        recorded.ids["monkeyocr-86.log"]: ("unknown python_exception 0.45", _confident(draft)),
+        # Answered by the shell's Killed line today (0.45 beside the uncaught exception, under
+        # the threshold); the Triton error came first, and the Killed line stays its close rival.
         recorded.ids["sglang-8513.log"]: (
-            "unknown process_killed 0.55",
+            "unknown process_killed 0.45",
             _confident(draft, rival_prior=0.55),
         ),
     }
@@ -139,7 +141,7 @@ def test_a_draft_that_changes_a_confirmed_diagnosis_is_refused(recorded: Recorde
     (reason,) = refused.value.reasons
     assert reason == (
         f"changes the confirmed diagnosis of incident {recorded.ids['sglang-8513.log']} "
-        f"(confirmed process_killed): unknown process_killed 0.55 -> "
+        f"(confirmed process_killed): unknown process_killed 0.45 -> "
         f"{_confident(draft, rival_prior=0.55)}"
     )
     # Proposed now, the same incident has no distinctive line left: another class printed it.

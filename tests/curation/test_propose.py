@@ -10,6 +10,7 @@ import yaml
 from denpex.curation.errors import CurationError
 from denpex.curation.promote import current_library, read_draft
 from denpex.curation.propose import propose
+from denpex.signatures.signature import HAND_WRITTEN_MIN_PRIORITY
 from tests.curation.conftest import LMDEPLOY, MONKEYOCR, Recorded
 
 
@@ -75,3 +76,23 @@ def test_the_draft_is_filled_from_the_incident_the_taxonomy_and_the_class_signat
     draft.path.write_text(yaml.safe_dump(edited, sort_keys=False))
     reread, _ = read_draft(draft.path)
     assert reread.title.startswith("Triton kernel needs")
+
+
+def test_a_line_read_only_by_the_generic_exception_reader_is_still_proposed_from(
+    recorded: Recorded,
+) -> None:
+    incident = recorded.ids["lmdeploy-3992.log"]
+    # The library reads the Triton line as an uncaught exception and nothing more.
+    (line,) = recorded.store.get(incident).excerpt
+    assert (line.signature_id, line.role, line.fallback) == (
+        "python.uncaught_exception",
+        "root_cause",
+        True,
+    )
+    recorded.store.confirm(incident, "unsupported_gpu_arch", by="oncall")
+    library = current_library(recorded.settings)
+    draft = propose(incident, recorded.store, library, recorded.settings, write=False)
+    assert draft.lines[0] == line.text
+    # The draft out-ranks the generic reader, so once promoted it takes the line.
+    generic = library.by_id()["python.uncaught_exception"]
+    assert draft.signature.priority >= HAND_WRITTEN_MIN_PRIORITY > generic.priority

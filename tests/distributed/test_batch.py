@@ -53,7 +53,7 @@ class Curated:
 def curated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Curated]:
     folder = tmp_path_factory.mktemp("curated")
     store = open_store(store_url(str(folder / "incidents.db")))
-    ids = record(store, [LMDEPLOY, MONKEYOCR]) | record(store, [SGLANG], threshold=0.5)
+    ids = record(store, [LMDEPLOY, MONKEYOCR]) | record(store, [SGLANG], threshold=0.4)
     settings = curation_settings(folder, store)
     store.confirm(ids["lmdeploy-3992.log"], "unsupported_gpu_arch", by="oncall")
     draft = propose(ids["lmdeploy-3992.log"], store, current_library(settings), settings)
@@ -120,8 +120,9 @@ def test_a_backfill_says_what_the_current_library_answers_differently(
         str(past_jobs / "lmdeploy-3992"),
         str(past_jobs / "monkeyocr-86"),
     }
-    # The two incidents the rules could not name and the two past jobs: Triton's catalog names
-    # them now (the third incident, settled by the shell's Killed line, is listed too).
+    # The two incidents the rules could name only as an uncaught exception and the two past
+    # jobs: Triton's catalog names them now (the third incident, settled by the shell's Killed
+    # line, is listed too).
     named = [
         *(curated.ids[log.name] for log in (LMDEPLOY, MONKEYOCR)),
         *(str(past_jobs / log.stem) for log in (LMDEPLOY, MONKEYOCR)),
@@ -129,7 +130,11 @@ def test_a_backfill_says_what_the_current_library_answers_differently(
     for key in named:
         change = where[key]
         assert change.before is not None and change.after is not None, change
-        assert (change.before.status, change.before.failure_class) == ("unknown", "unknown")
+        assert (change.before.status, change.before.failure_class, change.before.signature_id) == (
+            "unknown",
+            "python_exception",
+            "python.uncaught_exception",
+        )
         assert (
             change.after.signature_id == "triton_cat.out_of_resource_required_hardware_limit_4408c9"
         ), change

@@ -26,6 +26,10 @@ def test_rule_matches_are_marked_and_generic_finds_are_abnormal() -> None:
         "python.uncaught_exception",
         1,
     )
+    # The generic exception reader names the line, not its cause: curation still mines it.
+    assert root.fallback
+    closed = next(line for line in excerpt if "Connection closed by peer" in line.text)
+    assert (closed.signature_id, closed.fallback) == ("gloo.connection_closed_by_peer", False)
     failed = next(line for line in excerpt if line.text.endswith("train.py FAILED"))
     assert (failed.role, failed.signature_id) == ("abnormal", None)
 

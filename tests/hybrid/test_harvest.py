@@ -84,21 +84,23 @@ def test_traceback_frames_count_only_where_nothing_else_is_abnormal(tmp_path: Pa
     evidence = assemble([str(alone)], _matcher(), _WITH_LINES)
     assert [m.event.line for m in evidence.abnormal] == [2, 4]
     # With the exception line that ends them, a signature explains the failure: the frames
-    # neither crowd the best effort's excerpt nor stand for the exception.
-    ended = tmp_path / "ended.log"
-    ended.write_text(FRAMES_ONLY + "IndexError: list index out of range\n")
-    evidence = assemble([str(ended)], _matcher(), _WITH_LINES)
-    assert [m.signature_id for s in evidence.inputs for m in s.matches] == [
-        "python.uncaught_exception"
-    ]
-    assert evidence.abnormal == ()
-    # With an abnormal line no signature explains, that line is the evidence, not the frames.
+    # neither crowd the best effort's excerpt nor stand for the exception, whether the class is
+    # a builtin or a module-qualified one whatever it is called.
+    for tail in (
+        "IndexError: list index out of range",
+        "quillpack.reader.ShardFooterCorrupt: footer checksum 0x9f3a1c22 does not match "
+        "0x00000000 in shard-00017.qpk",
+    ):
+        ended = tmp_path / "ended.log"
+        ended.write_text(f"{FRAMES_ONLY}{tail}\n")
+        evidence = assemble([str(ended)], _matcher(), _WITH_LINES)
+        assert [m.signature_id for s in evidence.inputs for m in s.matches] == [
+            "python.uncaught_exception"
+        ]
+        assert evidence.abnormal == ()
+    # With an abnormal line no signature explains, that line is the evidence, not the frames
+    # (torchrun's summary of the failed script, as tests/hybrid/corpus/exc-keyerror prints it).
     unexplained = tmp_path / "unexplained.log"
-    # A module-qualified exception whose module does not say it is one (python.uncaught_exception
-    # reads `quillpack.errors.ShardFooterCorrupt`, not `quillpack.reader.ShardFooterCorrupt`).
-    unexplained.write_text(
-        FRAMES_ONLY + "quillpack.reader.ShardFooterCorrupt: footer checksum 0x9f3a1c22 does "
-        "not match 0x00000000 in shard-00017.qpk\n"
-    )
+    unexplained.write_text(FRAMES_ONLY + "train.py FAILED\n")
     evidence = assemble([str(unexplained)], _matcher(), _WITH_LINES)
     assert [m.event.line for m in evidence.abnormal] == [6]
