@@ -215,12 +215,17 @@ def load_signature(path: Path, rules_dir: Path) -> Signature:
     return signature
 
 
-def _digest(rules_dir: Path, version: str, files: list[Path]) -> str:
+def _digest(rules_dir: Path, version: str, files: list[Path]) -> tuple[str, list[str]]:
+    """The library's content digest, and each file's own (what a cached library records of the
+    file each signature was parsed from, so that another library can reuse it)."""
     hasher = hashlib.sha256(version.encode())
+    contents: list[str] = []
     for path in files:
+        data = path.read_bytes()
         hasher.update(path.relative_to(rules_dir).as_posix().encode())
-        hasher.update(path.read_bytes())
-    return hasher.hexdigest()
+        hasher.update(data)
+        contents.append(hashlib.sha256(data).hexdigest())
+    return hasher.hexdigest(), contents
 
 
 def _stat_key(rules_dir: Path, version: str, listing: list[tuple[str, str]]) -> str:
@@ -235,38 +240,31 @@ def _stat_key(rules_dir: Path, version: str, listing: list[tuple[str, str]]) -> 
     return hasher.hexdigest()
 
 
-def _parse_all(rules_dir: Path, files: list[Path]) -> list[Signature]:
-    signatures: list[Signature] = []
-    seen: dict[str, Path] = {}
-    for path in files:
-        signature = load_signature(path, rules_dir)
-        if signature.id in seen:
-            raise RulesError(f"{path}: id {signature.id} already used by {seen[signature.id]}")
-        seen[signature.id] = path
-        signatures.append(signature)
-    return signatures
+_CACHE_FORMAT = 5
+"""Raised when what the cache holds changes shape; an older cache file is then not read.
+5: each signature's source file and that file's content hash, for reuse by other libraries."""
 
-
-_CACHE_FORMAT = 4
-"""Raised when what the cache holds changes shape; an older cache file is then not read."""
-
-_MAGIC = b"denpexL4"
+_MAGIC = b"denpexL5"
 """The first bytes of a cache file: the format, then the index's length (8 bytes, big end)."""
 
 
 def _cache_file(cache_dir: Path, digest: str) -> Path:
     """Where the parsed library of `digest` is kept. The name also holds the schema the
-    signatures were validated against (this package's signature models and taxonomy): loading
-    from the cache does not validate again, so a changed schema must not find an old file."""
+    signatures were validated against (this package's signature models and taxonomy) and the
+    code that derived their patterns' keywords: loading from the cache does not validate or
+    derive again, so a changed schema must not find an old file."""
     return cache_dir / f"library-{digest}-{_schema_key()}.pickle"
 
 
 @functools.cache
 def _schema_key() -> str:
-    from denpex.signatures import signature
+    from denpex.signatures import keywords, signature
 
     hasher = hashlib.sha256(str(_CACHE_FORMAT).encode())
     hasher.update(Path(signature.__file__).read_bytes())
+    # The keywords derived from each regex are kept in the cache and, since format 5, carried
+    # from one cached library into the next: a change to their derivation must not find them.
+    hasher.update(Path(keywords.__file__).read_bytes())
     hasher.update(resources.files("denpex").joinpath("taxonomy.yaml").read_bytes())
     return hasher.hexdigest()[:16]
 
@@ -342,6 +340,14 @@ class SignatureStore(Sequence[Signature]):
         return (tuple, (tuple(self),))  # an open file does not travel: its contents do
 
 
+def _unpickled(piece: bytes) -> Signature:
+    """A signature that was parsed here or read whole from a cache file this process checked."""
+    signature = _SignatureUnpickler(io.BytesIO(piece)).load()
+    if not isinstance(signature, Signature):
+        raise RulesError(f"a library cache holds a {type(signature)}")
+    return signature
+
+
 @dataclass(frozen=True)
 class _Index:
     """The plain-data head of a cache file: what the scanners need of every pattern and what
@@ -357,14 +363,22 @@ class _Index:
     caseless: list[bool]
     keywords: list[tuple[str, ...]]
     role: list[str]
+    sources: list[str]
+    """Each signature's file, `<family>/<name>.yaml`, relative to its rules folder."""
+    contents: list[str]
+    """The SHA-256 of that file's bytes when it was parsed."""
 
 
 def _cached(cache_dir: Path | None, digest: str) -> tuple[io.FileIO, int, _Index] | None:
     """The open cache file of `digest`, where its signatures start, and its index."""
     if cache_dir is None:
         return None
+    return _cached_file(_cache_file(cache_dir, digest))
+
+
+def _cached_file(path: Path) -> tuple[io.FileIO, int, _Index] | None:
     try:
-        cache = io.FileIO(_cache_file(cache_dir, digest), "r")
+        cache = io.FileIO(path, "r")
     except OSError:
         return None
     try:
@@ -385,21 +399,53 @@ def _cached(cache_dir: Path | None, digest: str) -> tuple[io.FileIO, int, _Index
     return cache, base, index
 
 
-def _store(cache_dir: Path | None, digest: str, signatures: list[Signature]) -> None:
+@dataclass(frozen=True)
+class _Entry:
+    """One signature as a cache file holds it: its pickle and its index rows. Parsed here, or
+    taken as it is from another cached library that parsed the same file."""
+
+    source: str
+    content: str
+    status: str
+    piece: bytes
+    patterns: list[tuple[int, str, bool, tuple[str, ...], str]]
+    """(index in the signature, regex, caseless, keywords, role) of each of its patterns."""
+
+
+def _parsed_entries(
+    signatures: list[Signature], sources: list[str], contents: list[str]
+) -> list[_Entry]:
+    derived = _derived_keywords(signatures)
+    return [
+        _Entry(
+            source=source,
+            content=content,
+            status=s.status.value,
+            piece=pickle.dumps(s, protocol=5),
+            patterns=[
+                (j, p.regex, p.caseless, tuple(p.keywords) or derived[p.regex], s.role.value)
+                for j, p in enumerate(s.patterns)
+            ],
+        )
+        for s, source, content in zip(signatures, sources, contents, strict=True)
+    ]
+
+
+def _store(cache_dir: Path | None, digest: str, entries: list[_Entry]) -> None:
     if cache_dir is None:
         return
-    pieces = [pickle.dumps(s, protocol=5) for s in signatures]
-    derived = _derived_keywords(signatures)
-    refs = [(i, j, p) for i, s in enumerate(signatures) for j, p in enumerate(s.patterns)]
+    rows = [(i, row) for i, entry in enumerate(entries) for row in entry.patterns]
     index = _Index(
-        status=[s.status.value for s in signatures],
-        offsets=list(accumulate(map(len, pieces), initial=0)),
-        pattern_signature=[i for i, _, _ in refs],
-        pattern_index=[j for _, j, _ in refs],
-        regex=[p.regex for _, _, p in refs],
-        caseless=[p.caseless for _, _, p in refs],
-        keywords=[tuple(p.keywords) or derived[p.regex] for _, _, p in refs],
-        role=[signatures[i].role.value for i, _, _ in refs],
+        status=[e.status for e in entries],
+        offsets=list(accumulate((len(e.piece) for e in entries), initial=0)),
+        pattern_signature=[i for i, _ in rows],
+        pattern_index=[row[0] for _, row in rows],
+        regex=[row[1] for _, row in rows],
+        caseless=[row[2] for _, row in rows],
+        keywords=[row[3] for _, row in rows],
+        role=[row[4] for _, row in rows],
+        sources=[e.source for e in entries],
+        contents=[e.content for e in entries],
     )
     # Plain lists in field order: `_cached` reads them back without unpickling a class.
     head = pickle.dumps([getattr(index, f.name) for f in fields(index)], protocol=5)
@@ -409,11 +455,115 @@ def _store(cache_dir: Path | None, digest: str, signatures: list[Signature]) -> 
         temporary = target.with_suffix(f".{os.getpid()}.tmp")
         with temporary.open("wb") as out:
             out.write(_MAGIC + len(head).to_bytes(8, "big") + head)
-            for piece in pieces:
-                out.write(piece)
+            for entry in entries:
+                out.write(entry.piece)
         temporary.replace(target)
     except OSError:
         pass  # caching is an optimisation; a read-only home must not stop a diagnosis
+
+
+REUSED_FROM = 4
+"""How many cached libraries (the newest) a library not in the cache looks in for files it
+shares with them."""
+
+
+def _reusable(
+    cache_dir: Path | None, wanted: set[tuple[str, str]]
+) -> dict[tuple[str, str], _Entry]:
+    """The entries of other cached libraries (of this schema) parsed from the same file, by
+    (file, content hash). A variant of a library (one family left out, a folder added, one
+    file edited) then parses only the files that differ, not all 50,000: a signature depends
+    on nothing but its file's bytes and its path (the id must equal it), both in the key."""
+    if cache_dir is None or not wanted:
+        return {}
+    try:
+        candidates = sorted(
+            cache_dir.glob(f"library-*-{_schema_key()}.pickle"),
+            key=lambda path: path.stat().st_mtime_ns,
+            reverse=True,
+        )[:REUSED_FROM]
+    except OSError:
+        return {}
+    found: dict[tuple[str, str], _Entry] = {}
+    for candidate in candidates:
+        cached = _cached_file(candidate)
+        if cached is None:
+            continue
+        cache, base, index = cached
+        with cache:
+            rows: dict[int, list[int]] = {}
+            for row, owner in enumerate(index.pattern_signature):
+                rows.setdefault(owner, []).append(row)
+            for i, key in enumerate(zip(index.sources, index.contents, strict=True)):
+                if key not in wanted or key in found:
+                    continue
+                start, end = index.offsets[i], index.offsets[i + 1]
+                try:
+                    piece = os.pread(cache.fileno(), end - start, base + start)
+                except OSError:
+                    break
+                if len(piece) != end - start:
+                    break  # replaced or cut meanwhile: what it holds is parsed instead
+                found[key] = _Entry(
+                    source=key[0],
+                    content=key[1],
+                    status=index.status[i],
+                    piece=piece,
+                    patterns=[
+                        (
+                            index.pattern_index[r],
+                            index.regex[r],
+                            index.caseless[r],
+                            index.keywords[r],
+                            index.role[r],
+                        )
+                        for r in rows.get(i, [])
+                    ],
+                )
+        if len(found) == len(wanted):
+            break
+    return found
+
+
+def _entries(
+    rules_dir: Path, cache_dir: Path | None, listing: list[tuple[str, str]], contents: list[str]
+) -> list[_Entry]:
+    """Every file's entry, in listing order: reused where another cached library parsed the same
+    bytes at the same path, parsed (and validated) otherwise."""
+    sources = [f"{family}/{name}" for family, name in listing]
+    reused = _reusable(cache_dir, set(zip(sources, contents, strict=True)))
+    missing = [i for i, key in enumerate(zip(sources, contents, strict=True)) if key not in reused]
+    parsed = _parsed_entries(
+        _parse_all(rules_dir, [rules_dir / sources[i] for i in missing]),
+        [sources[i] for i in missing],
+        [contents[i] for i in missing],
+    )
+    _unique_ids(rules_dir, listing)
+    entries = [reused.get(key) for key in zip(sources, contents, strict=True)]
+    for i, entry in zip(missing, parsed, strict=True):
+        entries[i] = entry
+    return [entry for entry in entries if entry is not None]
+
+
+def _parse_all(rules_dir: Path, files: list[Path]) -> list[Signature]:
+    signatures = [load_signature(path, rules_dir) for path in files]
+    _unique_ids(rules_dir, [(path.parent.name, path.name) for path in files])
+    return signatures
+
+
+def _unique_ids(rules_dir: Path, listing: list[tuple[str, str]]) -> None:
+    """Each id equals its path (checked when its file was parsed), so two files that claim one
+    id are found from their paths alone (`a/b.c.yaml` and `a.b/c.yaml` are both `a.b.c`),
+    reused signatures among them."""
+    seen: dict[str, str] = {}
+    for family, name in listing:
+        signature_id = f"{family}.{name.removesuffix('.yaml')}"
+        if signature_id in seen:
+            raise RulesError(
+                f"{rules_dir / family / name}: id {signature_id} already used by "
+                f"{rules_dir / seen[signature_id]}"
+            )
+        seen[signature_id] = f"{family}/{name}"
 
 
 def _indexed_digest(cache_dir: Path | None, key: str) -> str | None:
@@ -538,16 +688,20 @@ def _load_one(
     cached = _cached(cache_dir, digest) if digest is not None else None
     if cached is None:
         files = [rules_dir / family / name for family, name in listing]
-        digest = _digest(rules_dir, version, files)
+        digest, contents = _digest(rules_dir, version, files)
         cached = _cached(cache_dir, digest)
         if cached is None:
             with building(_cache_file(cache_dir, digest) if cache_dir is not None else None):
                 cached = _cached(cache_dir, digest)  # another process may have just written it
-                if cached is None:
+                if cached is None and cache_dir is None:
                     signatures = _parse_all(rules_dir, files)
-                    _store(cache_dir, digest, signatures)
+                    return _assemble(version, _active(signatures, include_experimental), digest)
+                if cached is None:
+                    entries = _entries(rules_dir, cache_dir, listing, contents)
+                    _store(cache_dir, digest, entries)
                     cached = _cached(cache_dir, digest)
-                    if cached is None:  # no cache folder, or one that cannot be written
+                    if cached is None:  # a cache folder that cannot be written
+                        signatures = [_unpickled(e.piece) for e in entries]
                         return _assemble(version, _active(signatures, include_experimental), digest)
         _index(cache_dir, key, digest)
     return _from_cache(version, digest, *cached, include_experimental)

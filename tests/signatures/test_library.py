@@ -12,6 +12,7 @@ import pytest
 from denpex.errors import RulesError
 from denpex.match.lint import MatchKey, backend_disagreements, lint, match_keys, scan_winners
 from denpex.match.scan import Matcher
+from denpex.signatures import library as library_module
 from denpex.signatures.backends import available_backends
 from denpex.signatures.library import Library, default_rules_dir, library_of, load_library
 from denpex.signatures.signature import Signature
@@ -201,6 +202,83 @@ def test_an_edited_file_is_parsed_again(tmp_path: Path) -> None:
     again = load_library(rules, cache_dir=tmp_path / "cache")
     assert again.by_id()["xid.79"].title.startswith("Edited: ")
     assert again.digest != first.digest
+
+
+def _parsed_paths(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files `load_library` parses from now on, as `<family>/<name>`."""
+    parsed: list[str] = []
+    real = library_module.load_signature
+
+    def recording(path: Path, rules_dir: Path) -> Signature:
+        parsed.append(path.relative_to(rules_dir).as_posix())
+        return real(path, rules_dir)
+
+    monkeypatch.setattr(library_module, "load_signature", recording)
+    return parsed
+
+
+def test_a_variant_library_parses_only_the_files_no_cached_library_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = _one_family(tmp_path)
+    cache = tmp_path / "cache"
+    load_library(rules, cache_dir=cache)
+    variant = tmp_path / "variant"
+    shutil.copytree(rules, variant)
+    shutil.copytree(default_rules_dir() / "gloo", variant / "gloo")
+    edited = variant / "xid" / "79.yaml"
+    edited.write_text(edited.read_text().replace('title: "', 'title: "Edited: ', 1))
+    parsed = _parsed_paths(monkeypatch)
+    again = load_library(variant, cache_dir=cache)
+    gloo = [f"gloo/{path.name}" for path in (variant / "gloo").glob("*.yaml")]
+    assert sorted(parsed) == sorted(["xid/79.yaml", *gloo])
+    assert again.by_id()["xid.79"].title.startswith("Edited: ")
+    assert tuple(again.signatures) == tuple(load_library(variant).signatures)
+    # A third library takes its files from both cached ones: the original 79 from the first,
+    # never the variant's edit, and gloo from the variant.
+    parsed.clear()
+    mixed = tmp_path / "mixed"
+    shutil.copytree(rules, mixed)
+    shutil.copytree(default_rules_dir() / "gloo", mixed / "gloo")
+    both = load_library(mixed, cache_dir=cache)
+    assert parsed == []
+    assert not both.by_id()["xid.79"].title.startswith("Edited: ")
+    assert tuple(both.signatures) == tuple(load_library(mixed).signatures)
+
+
+def test_an_edited_file_is_read_again_and_a_deleted_one_dropped_though_cached_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = _one_family(tmp_path)
+    cache = tmp_path / "cache"
+    first = load_library(rules, cache_dir=cache)
+    parsed = _parsed_paths(monkeypatch)
+    (rules / "xid" / "48.yaml").unlink()
+    edited = rules / "xid" / "79.yaml"
+    edited.write_text(edited.read_text().replace('title: "', 'title: "Edited: ', 1))
+    again = load_library(rules, cache_dir=cache)
+    assert parsed == ["xid/79.yaml"]
+    assert "xid.48" in first.by_id() and "xid.48" not in again.by_id()
+    assert again.by_id()["xid.79"].title.startswith("Edited: ")
+    assert tuple(again.signatures) == tuple(load_library(rules).signatures)
+    assert [r.signature.id for r in again.patterns] == [
+        r.signature.id for r in load_library(rules).patterns
+    ]
+
+
+def test_a_cached_file_moved_to_another_name_is_parsed_there_and_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The same bytes under another name are another signature file: its id must equal its
+    # path, which only parsing it there can say.
+    rules = _one_family(tmp_path)
+    cache = tmp_path / "cache"
+    load_library(rules, cache_dir=cache)
+    (rules / "xid" / "79.yaml").rename(rules / "xid" / "fallen.yaml")
+    parsed = _parsed_paths(monkeypatch)
+    with pytest.raises(RulesError, match="must equal its path"):
+        load_library(rules, cache_dir=cache)
+    assert parsed == ["xid/fallen.yaml"]
 
 
 def test_a_cached_scanner_database_finds_the_same_lines(
