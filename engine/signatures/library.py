@@ -16,8 +16,8 @@ import io
 import os
 import pickle
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from importlib import resources
 from itertools import accumulate
@@ -62,6 +62,11 @@ class PatternRef:
         return self._signatures[self._signature_index]
 
     @property
+    def signature_id(self) -> str:
+        """The signature's id; a cached library's without unpickling the signature."""
+        return _id_at(self._signatures, self._signature_index)
+
+    @property
     def pattern(self) -> Pattern:
         return self.signature.patterns[self._pattern_index]
 
@@ -92,16 +97,39 @@ class Library:
     def by_id(self) -> dict[str, Signature]:
         return {s.id: s for s in self.signatures}
 
+    def ids(self) -> list[str]:
+        """Every signature's id, in order. A cached library's come from its index: `by_id`
+        unpickles all 50,000 signatures (seconds), which a check for a taken id does not need."""
+        return _ids_of(self.signatures)
+
     def without_families(self, families: Iterable[str]) -> Library:
         """This library less the signatures of `families`, its patterns in the same order. Each
         kept pattern keeps its scanner spec: deriving the required literals of 50,000 regexes
         again cost seconds per call (an evaluation withholds each family in turn)."""
         dropped = set(families)
-        kept = tuple(s for s in self.signatures if s.family not in dropped)
-        position = {signature.id: index for index, signature in enumerate(kept)}
+        return self._keeping(lambda signature_id: signature_id.split(".", 1)[0] not in dropped)
+
+    def without(self, ids: Iterable[str]) -> Library:
+        """This library less the signatures with these ids (an ablation); its digest says
+        what was left out."""
+        dropped = set(ids)
+        hasher = hashlib.sha256(self.digest.encode())
+        for signature_id in sorted(dropped):
+            hasher.update(f"\0-{signature_id}".encode())
+        kept = self._keeping(lambda signature_id: signature_id not in dropped)
+        return replace(kept, digest=hasher.hexdigest()) if dropped else kept
+
+    def _keeping(self, keep: Callable[[str], bool]) -> Library:
+        """This library with the signatures whose ids `keep` accepts, told by their ids: a
+        cached library's kept signatures stay in its cache file, unpickled when first asked
+        for (reading all of them to drop a family cost seconds per library)."""
+        ids = self.ids()
+        positions = [i for i, signature_id in enumerate(ids) if keep(signature_id)]
+        kept = _Picked(self.signatures, positions)
+        position = {ids[p]: i for i, p in enumerate(positions)}
         patterns = []
         for ref in self.patterns:
-            index = position.get(ref.signature.id)
+            index = position.get(ref.signature_id)
             if index is not None:
                 patterns.append(PatternRef(kept, index, ref._pattern_index, ref.spec, ref.role))
         return Library(
@@ -112,41 +140,93 @@ class Library:
             overlay=self.overlay,
         )
 
-    def without(self, ids: Iterable[str]) -> Library:
-        """This library less the signatures with these ids (an ablation); its digest says
-        what was left out."""
-        dropped = set(ids)
-        kept = [s for s in self.signatures if s.id not in dropped]
-        hasher = hashlib.sha256(self.digest.encode())
-        for signature_id in sorted(dropped):
-            hasher.update(f"\0-{signature_id}".encode())
-        return Library(
-            version=self.version,
-            digest=hasher.hexdigest() if dropped else self.digest,
-            signatures=tuple(kept),
-            patterns=tuple(r for r in self.patterns if r.signature.id not in dropped),
-            overlay=self.overlay,
-        )
-
     def with_signatures(self, extra: Iterable[Signature], overlay: str | None = None) -> Library:
         """This library and `extra` (an overlay's or a draft's signatures); an id already in
         the library is refused. The digest stays the packaged library's; `overlay` names what
         was added."""
         added = list(extra)
-        known = self.by_id()
+        known = set(self.ids())
         for signature in added:
             if signature.id in known:
                 raise RulesError(f"signature {signature.id} is already in the library")
-            known[signature.id] = signature
+            known.add(signature.id)
         extra = _assemble(self.version, added, self.digest)
         return Library(
             version=self.version,
             digest=self.digest,
-            signatures=(*self.signatures, *added),
+            signatures=_Picked(self.signatures, range(len(self.signatures)), extra.signatures),
             patterns=(*self.patterns, *extra.patterns),
             overlay=overlay or self.overlay,
             added_from=len(self.patterns) if self.added_from is None else self.added_from,
         )
+
+
+def _id_at(signatures: Sequence[Signature], index: int) -> str:
+    if isinstance(signatures, SignatureStore | _Picked):
+        return signatures.id_at(index)
+    return signatures[index].id
+
+
+def _ids_of(signatures: Sequence[Signature]) -> list[str]:
+    if isinstance(signatures, SignatureStore):
+        return list(signatures.ids())
+    if isinstance(signatures, _Picked):
+        return [signatures.id_at(i) for i in range(len(signatures))]
+    return [s.id for s in signatures]
+
+
+class _Picked(Sequence[Signature]):
+    """Signatures picked from another library's (a family left out, an overlay added), each
+    read from where it is when first asked for: a cached library's stay unread in its file.
+    Unpickling all 50,000 to drop a family or add one draft cost seconds per library."""
+
+    def __init__(
+        self,
+        signatures: Sequence[Signature],
+        positions: Iterable[int],
+        added: Sequence[Signature] = (),
+    ) -> None:
+        picks: list[tuple[Sequence[Signature], int]] = []
+        for position in positions:
+            if isinstance(signatures, _Picked):  # flattened: each pick names where it lives
+                picks.append(signatures._picks[position])
+            else:
+                picks.append((signatures, position))
+        picks.extend((added, i) for i in range(len(added)))
+        self._picks = picks
+
+    def __len__(self) -> int:
+        return len(self._picks)
+
+    @overload
+    def __getitem__(self, index: int) -> Signature: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Signature, ...]: ...
+    def __getitem__(self, index: int | slice) -> Signature | tuple[Signature, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        signatures, position = self._picks[index]
+        return signatures[position]
+
+    def id_at(self, index: int) -> str:
+        signatures, position = self._picks[index]
+        return _id_at(signatures, position)
+
+    def __iter__(self) -> Iterator[Signature]:
+        with paused_gc():  # as SignatureStore's: reading many with the collector on is slow
+            for index in range(len(self)):
+                self[index]
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  # equal to a tuple of the same signatures
+
+    def __reduce__(self) -> tuple[type[tuple[Signature, ...]], tuple[tuple[Signature, ...]]]:
+        return (tuple, (tuple(self),))
 
 
 # The C loader parses a signature file about ten times faster than the pure-Python one.
@@ -279,15 +359,34 @@ class SignatureStore(Sequence[Signature]):
     Iterating, or comparing with another sequence, reads them all."""
 
     def __init__(
-        self, cache: io.FileIO, base: int, offsets: Sequence[int], kept: list[int]
+        self,
+        cache: io.FileIO,
+        base: int,
+        offsets: Sequence[int],
+        kept: list[int],
+        sources: Sequence[str],
     ) -> None:
         self._cache = cache
         weakref.finalize(self, cache.close)  # the file lives as long as the store
         self._base = base
         self._offsets = offsets
+        self._sources = sources
         self._kept = kept
         """Which of the cache's signatures this library holds (the active ones), in order."""
         self._loaded: list[Signature | None] = [None] * len(kept)
+        self._ids: list[str] | None = None
+
+    def id_at(self, index: int) -> str:
+        """The id of signature `index`, unread: its file's path (the id equals it)."""
+        return self.ids()[index]
+
+    def ids(self) -> list[str]:
+        if self._ids is None:  # two threads may both build it; either result is the same
+            self._ids = [
+                f"{family}.{name.removesuffix('.yaml')}"
+                for family, _, name in (self._sources[k].partition("/") for k in self._kept)
+            ]
+        return self._ids
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -731,7 +830,7 @@ def _from_cache(
     demand."""
     left_out = _left_out(include_experimental)
     kept = [i for i, status in enumerate(index.status) if status not in left_out]
-    store = SignatureStore(cache, base, index.offsets, kept)
+    store = SignatureStore(cache, base, index.offsets, kept, index.sources)
     position = {signature: i for i, signature in enumerate(kept)}
     roles = {role.value: role for role in Role}
     refs = tuple(

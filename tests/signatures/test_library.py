@@ -281,6 +281,45 @@ def test_a_cached_file_moved_to_another_name_is_parsed_there_and_refused(
     assert parsed == ["xid/fallen.yaml"]
 
 
+def test_leaving_out_a_family_or_adding_a_draft_reads_no_cached_signature(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = _one_family(tmp_path)
+    shutil.copytree(default_rules_dir() / "gloo", rules / "gloo")
+    parsed = load_library(rules)  # the same library as parsed signatures, in a tuple
+    cached = load_library(rules, cache_dir=tmp_path / "cache")
+    draft = parsed.by_id()["xid.79"].model_copy(update={"id": "curated.fell_off"})
+    read: list[int] = []
+    real = library_module.SignatureStore._read
+
+    def reading(store: library_module.SignatureStore, position: int) -> Signature:
+        read.append(position)
+        return real(store, position)
+
+    monkeypatch.setattr(library_module.SignatureStore, "_read", reading)
+    variants = [
+        (cached.without_families(["gloo"]), parsed.without_families(["gloo"])),
+        (cached.without(["xid.79"]), parsed.without(["xid.79"])),
+        (cached.with_signatures([draft]), parsed.with_signatures([draft])),
+        (
+            cached.with_signatures([draft]).without_families(["xid"]),
+            parsed.with_signatures([draft]).without_families(["xid"]),
+        ),
+    ]
+    assert read == []
+    for lazy, whole in variants:
+        assert lazy.ids() == [s.id for s in whole.signatures]
+        assert [r.signature_id for r in lazy.patterns] == [r.signature.id for r in whole.patterns]
+        assert [r.spec for r in lazy.patterns] == [r.spec for r in whole.patterns]
+        assert (lazy.digest, lazy.added_from) == (whole.digest, whole.added_from)
+        assert read == []
+    for lazy, whole in variants:
+        assert lazy.signatures == whole.signatures
+        assert [r.signature for r in lazy.patterns] == [r.signature for r in whole.patterns]
+    with pytest.raises(RulesError, match="already in the library"):
+        cached.with_signatures([parsed.by_id()["gloo.connect_to_hostname_alias"]])
+
+
 def test_a_cached_scanner_database_finds_the_same_lines(
     tmp_path: Path, library: Library, matcher: Matcher
 ) -> None:
