@@ -371,6 +371,14 @@ def available_backends() -> list[str]:
     return ["hyperscan", "re"] if hyperscan is not None else ["re"]
 
 
+@functools.lru_cache(maxsize=8)
+def _regex_scanner(patterns: tuple[PatternSpec, ...]) -> RegexScanner:
+    """One scanner per set of patterns in a process (it holds nothing a scan changes): each
+    matcher of the same library (a curator's back-tests, the API after a promotion, every
+    test) otherwise built its gram index again, 2 CPU s for the whole library."""
+    return RegexScanner(patterns)
+
+
 def make_scanner(
     patterns: Sequence[PatternSpec], backend: str = "auto", cache_dir: Path | None = None
 ) -> Scanner:
@@ -381,5 +389,5 @@ def make_scanner(
     if backend == "hyperscan":
         return HyperscanScanner(patterns, cache_dir)
     if backend == "re":
-        return RegexScanner(patterns)
+        return _regex_scanner(tuple(patterns))
     raise RulesError(f"unknown matcher backend {backend!r}; choose hyperscan, re or auto")
