@@ -244,11 +244,17 @@ class RegexScanner:
                 found[index] = starts
         return found
 
+    GRAMS_FROM = 1000
+    """A scanner of fewer patterns (a draft's, an overlay's) tests each keyword directly: the
+    buffer's gram set (tens of milliseconds for a 256 KiB block of examples) costs more than
+    the searches it would save; the back-test of one draft built it for every block."""
+
     def _worth_testing(self, present: _KeywordTest) -> Iterable[int]:
         """The patterns whose keywords may be in the buffer, in order: in a small buffer (a
         block of rule examples) those with a keyword whose indexed 4-byte gram the buffer
-        holds, and those that cannot be ruled out that way; in a large one, every pattern."""
-        if present.grams is None:
+        holds, and those that cannot be ruled out that way; in a large one, or for a scanner of
+        few patterns, every pattern."""
+        if len(self._patterns) < self.GRAMS_FROM or present.grams is None:
             return range(len(self._patterns))
         by_gram, always = self._gram_index
         chosen = set(always)
@@ -330,21 +336,26 @@ class _KeywordTest:
         if last is not None and last.buffer is buffer:
             return last
         test = cls(buffer)
-        if test.grams is not None and type(buffer) is bytes:
+        if test.indexed and type(buffer) is bytes:
             cls._last.test = test
         return test
 
     def __init__(self, buffer: bytes) -> None:
         self.buffer = buffer
-        size, gram = len(buffer), self.GRAM
-        self.grams = (
-            {buffer[i : i + gram] for i in range(size - gram + 1)}
-            if size <= self.INDEXED_UP_TO
-            else None
-        )
+        self.indexed = len(buffer) <= self.INDEXED_UP_TO
+        self._grams: set[bytes] | None = None
+
+    @property
+    def grams(self) -> set[bytes] | None:
+        """The buffer's 4-byte substrings, built when a scanner first asks (one of many
+        patterns, `RegexScanner.GRAMS_FROM`); None for a buffer too large to index."""
+        if self._grams is None and self.indexed:
+            size, gram = len(self.buffer), self.GRAM
+            self._grams = {self.buffer[i : i + gram] for i in range(size - gram + 1)}
+        return self._grams
 
     def __call__(self, keyword: bytes) -> bool:
-        grams, gram = self.grams, self.GRAM
+        grams, gram = self._grams, self.GRAM  # a prefilter only where already built
         if (
             grams is not None
             and len(keyword) >= gram
