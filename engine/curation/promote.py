@@ -121,7 +121,7 @@ def promote(
     """Writes `text` (the draft's YAML, as the curator left it) into the overlay, unless
     `check` refuses it; then settles the queued incidents it covers."""
     library = current_library(settings)
-    if draft.id in library.by_id():
+    if draft.id in library.ids():
         raise PromotionRefused(
             draft.id, [f"{draft.id} is already in the library; give the draft a new id"]
         )

@@ -69,13 +69,15 @@ def _similarity(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def _explained(line: ExcerptLine, known: dict[str, Signature]) -> bool:
-    """Whether a specific signature of the library already settles this line."""
+def _explained(line: ExcerptLine, library: Library, known: dict[str, int]) -> bool:
+    """Whether a specific signature of the library already settles this line. `known` is each
+    signature's position by id: only the few signatures the lines name are read."""
     if line.signature_id is None:
         return False
-    signature = known.get(line.signature_id)
-    if signature is None:
+    position = known.get(line.signature_id)
+    if position is None:
         return False
+    signature = library.signatures[position]
     return not (signature.priority <= GENERIC_MAX_PRIORITY or signature.tentative)
 
 
@@ -157,7 +159,7 @@ def _family_and_name(template: str, library: Library, overlay_ids: set[str]) -> 
     else:
         family = "curated"
         name = _identifier(" ".join(re.findall(r"[A-Za-z]+", template)[:6]))
-    taken = set(library.by_id()) | overlay_ids
+    taken = set(library.ids()) | overlay_ids
     unique, n = name, 2
     while f"{family}.{unique}" in taken:
         unique, n = f"{name}_{n}", n + 1
@@ -197,8 +199,8 @@ def propose(
     ]
     group = [incident, *siblings]
     skip = {i.id for i in group}
-    known = library.by_id()
-    candidates = [line for i in group for line in i.excerpt if not _explained(line, known)]
+    known = {signature_id: i for i, signature_id in enumerate(library.ids())}
+    candidates = [line for i in group for line in i.excerpt if not _explained(line, library, known)]
     if not candidates:
         raise CurationError(
             f"incident {incident.id[:12]} has no abnormal line a signature does not already explain"

@@ -138,7 +138,7 @@ def evaluate_family_out(
             answer=True,
             record=False,
         )
-        chosen = sorted(families or {s.family for s in library.signatures})
+        chosen = sorted(families or {i.split(".", 1)[0] for i in library.ids()})
         cases_indexed = [i.case for i in indexed]
         by_case = {i.case.name: i.incident_id for i in indexed}
         report = FamilyOutReport(families=chosen)

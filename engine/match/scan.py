@@ -229,7 +229,8 @@ class _PatternGroup:
 
     @functools.cached_property
     def _families(self) -> tuple[str, ...]:
-        return tuple(ref.signature.family for ref in self.refs)
+        # From the ids: `ref.signature` would unpickle every signature of a cached library.
+        return tuple(ref.signature_id.split(".", 1)[0] for ref in self.refs)
 
     def without(self, families: frozenset[str]) -> _PatternGroup:
         """This group less the patterns of `families`, on the same compiled scanner."""

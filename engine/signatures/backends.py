@@ -244,11 +244,17 @@ class RegexScanner:
                 found[index] = starts
         return found
 
+    GRAMS_FROM = 1000
+    """A scanner of fewer patterns (a draft's, an overlay's) tests each keyword directly: the
+    buffer's gram set (tens of milliseconds for a 256 KiB block of examples) costs more than
+    the searches it would save; the back-test of one draft built it for every block."""
+
     def _worth_testing(self, present: _KeywordTest) -> Iterable[int]:
         """The patterns whose keywords may be in the buffer, in order: in a small buffer (a
         block of rule examples) those with a keyword whose indexed 4-byte gram the buffer
-        holds, and those that cannot be ruled out that way; in a large one, every pattern."""
-        if present.grams is None:
+        holds, and those that cannot be ruled out that way; in a large one, or for a scanner of
+        few patterns, every pattern."""
+        if len(self._patterns) < self.GRAMS_FROM or present.grams is None:
             return range(len(self._patterns))
         by_gram, always = self._gram_index
         chosen = set(always)
@@ -330,21 +336,26 @@ class _KeywordTest:
         if last is not None and last.buffer is buffer:
             return last
         test = cls(buffer)
-        if test.grams is not None and type(buffer) is bytes:
+        if test.indexed and type(buffer) is bytes:
             cls._last.test = test
         return test
 
     def __init__(self, buffer: bytes) -> None:
         self.buffer = buffer
-        size, gram = len(buffer), self.GRAM
-        self.grams = (
-            {buffer[i : i + gram] for i in range(size - gram + 1)}
-            if size <= self.INDEXED_UP_TO
-            else None
-        )
+        self.indexed = len(buffer) <= self.INDEXED_UP_TO
+        self._grams: set[bytes] | None = None
+
+    @property
+    def grams(self) -> set[bytes] | None:
+        """The buffer's 4-byte substrings, built when a scanner first asks (one of many
+        patterns, `RegexScanner.GRAMS_FROM`); None for a buffer too large to index."""
+        if self._grams is None and self.indexed:
+            size, gram = len(self.buffer), self.GRAM
+            self._grams = {self.buffer[i : i + gram] for i in range(size - gram + 1)}
+        return self._grams
 
     def __call__(self, keyword: bytes) -> bool:
-        grams, gram = self.grams, self.GRAM
+        grams, gram = self._grams, self.GRAM  # a prefilter only where already built
         if (
             grams is not None
             and len(keyword) >= gram
@@ -371,6 +382,14 @@ def available_backends() -> list[str]:
     return ["hyperscan", "re"] if hyperscan is not None else ["re"]
 
 
+@functools.lru_cache(maxsize=8)
+def _regex_scanner(patterns: tuple[PatternSpec, ...]) -> RegexScanner:
+    """One scanner per set of patterns in a process (it holds nothing a scan changes): each
+    matcher of the same library (a curator's back-tests, the API after a promotion, every
+    test) otherwise built its gram index again, 2 CPU s for the whole library."""
+    return RegexScanner(patterns)
+
+
 def make_scanner(
     patterns: Sequence[PatternSpec], backend: str = "auto", cache_dir: Path | None = None
 ) -> Scanner:
@@ -381,5 +400,5 @@ def make_scanner(
     if backend == "hyperscan":
         return HyperscanScanner(patterns, cache_dir)
     if backend == "re":
-        return RegexScanner(patterns)
+        return _regex_scanner(tuple(patterns))
     raise RulesError(f"unknown matcher backend {backend!r}; choose hyperscan, re or auto")

@@ -16,8 +16,8 @@ import io
 import os
 import pickle
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from importlib import resources
 from itertools import accumulate
@@ -62,6 +62,11 @@ class PatternRef:
         return self._signatures[self._signature_index]
 
     @property
+    def signature_id(self) -> str:
+        """The signature's id; a cached library's without unpickling the signature."""
+        return _id_at(self._signatures, self._signature_index)
+
+    @property
     def pattern(self) -> Pattern:
         return self.signature.patterns[self._pattern_index]
 
@@ -92,16 +97,39 @@ class Library:
     def by_id(self) -> dict[str, Signature]:
         return {s.id: s for s in self.signatures}
 
+    def ids(self) -> list[str]:
+        """Every signature's id, in order. A cached library's come from its index: `by_id`
+        unpickles all 50,000 signatures (seconds), which a check for a taken id does not need."""
+        return _ids_of(self.signatures)
+
     def without_families(self, families: Iterable[str]) -> Library:
         """This library less the signatures of `families`, its patterns in the same order. Each
         kept pattern keeps its scanner spec: deriving the required literals of 50,000 regexes
         again cost seconds per call (an evaluation withholds each family in turn)."""
         dropped = set(families)
-        kept = tuple(s for s in self.signatures if s.family not in dropped)
-        position = {signature.id: index for index, signature in enumerate(kept)}
+        return self._keeping(lambda signature_id: signature_id.split(".", 1)[0] not in dropped)
+
+    def without(self, ids: Iterable[str]) -> Library:
+        """This library less the signatures with these ids (an ablation); its digest says
+        what was left out."""
+        dropped = set(ids)
+        hasher = hashlib.sha256(self.digest.encode())
+        for signature_id in sorted(dropped):
+            hasher.update(f"\0-{signature_id}".encode())
+        kept = self._keeping(lambda signature_id: signature_id not in dropped)
+        return replace(kept, digest=hasher.hexdigest()) if dropped else kept
+
+    def _keeping(self, keep: Callable[[str], bool]) -> Library:
+        """This library with the signatures whose ids `keep` accepts, told by their ids: a
+        cached library's kept signatures stay in its cache file, unpickled when first asked
+        for (reading all of them to drop a family cost seconds per library)."""
+        ids = self.ids()
+        positions = [i for i, signature_id in enumerate(ids) if keep(signature_id)]
+        kept = _Picked(self.signatures, positions)
+        position = {ids[p]: i for i, p in enumerate(positions)}
         patterns = []
         for ref in self.patterns:
-            index = position.get(ref.signature.id)
+            index = position.get(ref.signature_id)
             if index is not None:
                 patterns.append(PatternRef(kept, index, ref._pattern_index, ref.spec, ref.role))
         return Library(
@@ -112,41 +140,93 @@ class Library:
             overlay=self.overlay,
         )
 
-    def without(self, ids: Iterable[str]) -> Library:
-        """This library less the signatures with these ids (an ablation); its digest says
-        what was left out."""
-        dropped = set(ids)
-        kept = [s for s in self.signatures if s.id not in dropped]
-        hasher = hashlib.sha256(self.digest.encode())
-        for signature_id in sorted(dropped):
-            hasher.update(f"\0-{signature_id}".encode())
-        return Library(
-            version=self.version,
-            digest=hasher.hexdigest() if dropped else self.digest,
-            signatures=tuple(kept),
-            patterns=tuple(r for r in self.patterns if r.signature.id not in dropped),
-            overlay=self.overlay,
-        )
-
     def with_signatures(self, extra: Iterable[Signature], overlay: str | None = None) -> Library:
         """This library and `extra` (an overlay's or a draft's signatures); an id already in
         the library is refused. The digest stays the packaged library's; `overlay` names what
         was added."""
         added = list(extra)
-        known = self.by_id()
+        known = set(self.ids())
         for signature in added:
             if signature.id in known:
                 raise RulesError(f"signature {signature.id} is already in the library")
-            known[signature.id] = signature
+            known.add(signature.id)
         extra = _assemble(self.version, added, self.digest)
         return Library(
             version=self.version,
             digest=self.digest,
-            signatures=(*self.signatures, *added),
+            signatures=_Picked(self.signatures, range(len(self.signatures)), extra.signatures),
             patterns=(*self.patterns, *extra.patterns),
             overlay=overlay or self.overlay,
             added_from=len(self.patterns) if self.added_from is None else self.added_from,
         )
+
+
+def _id_at(signatures: Sequence[Signature], index: int) -> str:
+    if isinstance(signatures, SignatureStore | _Picked):
+        return signatures.id_at(index)
+    return signatures[index].id
+
+
+def _ids_of(signatures: Sequence[Signature]) -> list[str]:
+    if isinstance(signatures, SignatureStore):
+        return list(signatures.ids())
+    if isinstance(signatures, _Picked):
+        return [signatures.id_at(i) for i in range(len(signatures))]
+    return [s.id for s in signatures]
+
+
+class _Picked(Sequence[Signature]):
+    """Signatures picked from another library's (a family left out, an overlay added), each
+    read from where it is when first asked for: a cached library's stay unread in its file.
+    Unpickling all 50,000 to drop a family or add one draft cost seconds per library."""
+
+    def __init__(
+        self,
+        signatures: Sequence[Signature],
+        positions: Iterable[int],
+        added: Sequence[Signature] = (),
+    ) -> None:
+        picks: list[tuple[Sequence[Signature], int]] = []
+        for position in positions:
+            if isinstance(signatures, _Picked):  # flattened: each pick names where it lives
+                picks.append(signatures._picks[position])
+            else:
+                picks.append((signatures, position))
+        picks.extend((added, i) for i in range(len(added)))
+        self._picks = picks
+
+    def __len__(self) -> int:
+        return len(self._picks)
+
+    @overload
+    def __getitem__(self, index: int) -> Signature: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Signature, ...]: ...
+    def __getitem__(self, index: int | slice) -> Signature | tuple[Signature, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        signatures, position = self._picks[index]
+        return signatures[position]
+
+    def id_at(self, index: int) -> str:
+        signatures, position = self._picks[index]
+        return _id_at(signatures, position)
+
+    def __iter__(self) -> Iterator[Signature]:
+        with paused_gc():  # as SignatureStore's: reading many with the collector on is slow
+            for index in range(len(self)):
+                self[index]
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  # equal to a tuple of the same signatures
+
+    def __reduce__(self) -> tuple[type[tuple[Signature, ...]], tuple[tuple[Signature, ...]]]:
+        return (tuple, (tuple(self),))
 
 
 # The C loader parses a signature file about ten times faster than the pure-Python one.
@@ -215,12 +295,17 @@ def load_signature(path: Path, rules_dir: Path) -> Signature:
     return signature
 
 
-def _digest(rules_dir: Path, version: str, files: list[Path]) -> str:
+def _digest(rules_dir: Path, version: str, files: list[Path]) -> tuple[str, list[str]]:
+    """The library's content digest, and each file's own (what a cached library records of the
+    file each signature was parsed from, so that another library can reuse it)."""
     hasher = hashlib.sha256(version.encode())
+    contents: list[str] = []
     for path in files:
+        data = path.read_bytes()
         hasher.update(path.relative_to(rules_dir).as_posix().encode())
-        hasher.update(path.read_bytes())
-    return hasher.hexdigest()
+        hasher.update(data)
+        contents.append(hashlib.sha256(data).hexdigest())
+    return hasher.hexdigest(), contents
 
 
 def _stat_key(rules_dir: Path, version: str, listing: list[tuple[str, str]]) -> str:
@@ -235,38 +320,31 @@ def _stat_key(rules_dir: Path, version: str, listing: list[tuple[str, str]]) -> 
     return hasher.hexdigest()
 
 
-def _parse_all(rules_dir: Path, files: list[Path]) -> list[Signature]:
-    signatures: list[Signature] = []
-    seen: dict[str, Path] = {}
-    for path in files:
-        signature = load_signature(path, rules_dir)
-        if signature.id in seen:
-            raise RulesError(f"{path}: id {signature.id} already used by {seen[signature.id]}")
-        seen[signature.id] = path
-        signatures.append(signature)
-    return signatures
+_CACHE_FORMAT = 5
+"""Raised when what the cache holds changes shape; an older cache file is then not read.
+5: each signature's source file and that file's content hash, for reuse by other libraries."""
 
-
-_CACHE_FORMAT = 4
-"""Raised when what the cache holds changes shape; an older cache file is then not read."""
-
-_MAGIC = b"denpexL4"
+_MAGIC = b"denpexL5"
 """The first bytes of a cache file: the format, then the index's length (8 bytes, big end)."""
 
 
 def _cache_file(cache_dir: Path, digest: str) -> Path:
     """Where the parsed library of `digest` is kept. The name also holds the schema the
-    signatures were validated against (this package's signature models and taxonomy): loading
-    from the cache does not validate again, so a changed schema must not find an old file."""
+    signatures were validated against (this package's signature models and taxonomy) and the
+    code that derived their patterns' keywords: loading from the cache does not validate or
+    derive again, so a changed schema must not find an old file."""
     return cache_dir / f"library-{digest}-{_schema_key()}.pickle"
 
 
 @functools.cache
 def _schema_key() -> str:
-    from denpex.signatures import signature
+    from denpex.signatures import keywords, signature
 
     hasher = hashlib.sha256(str(_CACHE_FORMAT).encode())
     hasher.update(Path(signature.__file__).read_bytes())
+    # The keywords derived from each regex are kept in the cache and, since format 5, carried
+    # from one cached library into the next: a change to their derivation must not find them.
+    hasher.update(Path(keywords.__file__).read_bytes())
     hasher.update(resources.files("denpex").joinpath("taxonomy.yaml").read_bytes())
     return hasher.hexdigest()[:16]
 
@@ -281,15 +359,34 @@ class SignatureStore(Sequence[Signature]):
     Iterating, or comparing with another sequence, reads them all."""
 
     def __init__(
-        self, cache: io.FileIO, base: int, offsets: Sequence[int], kept: list[int]
+        self,
+        cache: io.FileIO,
+        base: int,
+        offsets: Sequence[int],
+        kept: list[int],
+        sources: Sequence[str],
     ) -> None:
         self._cache = cache
         weakref.finalize(self, cache.close)  # the file lives as long as the store
         self._base = base
         self._offsets = offsets
+        self._sources = sources
         self._kept = kept
         """Which of the cache's signatures this library holds (the active ones), in order."""
         self._loaded: list[Signature | None] = [None] * len(kept)
+        self._ids: list[str] | None = None
+
+    def id_at(self, index: int) -> str:
+        """The id of signature `index`, unread: its file's path (the id equals it)."""
+        return self.ids()[index]
+
+    def ids(self) -> list[str]:
+        if self._ids is None:  # two threads may both build it; either result is the same
+            self._ids = [
+                f"{family}.{name.removesuffix('.yaml')}"
+                for family, _, name in (self._sources[k].partition("/") for k in self._kept)
+            ]
+        return self._ids
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -342,6 +439,14 @@ class SignatureStore(Sequence[Signature]):
         return (tuple, (tuple(self),))  # an open file does not travel: its contents do
 
 
+def _unpickled(piece: bytes) -> Signature:
+    """A signature that was parsed here or read whole from a cache file this process checked."""
+    signature = _SignatureUnpickler(io.BytesIO(piece)).load()
+    if not isinstance(signature, Signature):
+        raise RulesError(f"a library cache holds a {type(signature)}")
+    return signature
+
+
 @dataclass(frozen=True)
 class _Index:
     """The plain-data head of a cache file: what the scanners need of every pattern and what
@@ -357,14 +462,22 @@ class _Index:
     caseless: list[bool]
     keywords: list[tuple[str, ...]]
     role: list[str]
+    sources: list[str]
+    """Each signature's file, `<family>/<name>.yaml`, relative to its rules folder."""
+    contents: list[str]
+    """The SHA-256 of that file's bytes when it was parsed."""
 
 
 def _cached(cache_dir: Path | None, digest: str) -> tuple[io.FileIO, int, _Index] | None:
     """The open cache file of `digest`, where its signatures start, and its index."""
     if cache_dir is None:
         return None
+    return _cached_file(_cache_file(cache_dir, digest))
+
+
+def _cached_file(path: Path) -> tuple[io.FileIO, int, _Index] | None:
     try:
-        cache = io.FileIO(_cache_file(cache_dir, digest), "r")
+        cache = io.FileIO(path, "r")
     except OSError:
         return None
     try:
@@ -385,21 +498,53 @@ def _cached(cache_dir: Path | None, digest: str) -> tuple[io.FileIO, int, _Index
     return cache, base, index
 
 
-def _store(cache_dir: Path | None, digest: str, signatures: list[Signature]) -> None:
+@dataclass(frozen=True)
+class _Entry:
+    """One signature as a cache file holds it: its pickle and its index rows. Parsed here, or
+    taken as it is from another cached library that parsed the same file."""
+
+    source: str
+    content: str
+    status: str
+    piece: bytes
+    patterns: list[tuple[int, str, bool, tuple[str, ...], str]]
+    """(index in the signature, regex, caseless, keywords, role) of each of its patterns."""
+
+
+def _parsed_entries(
+    signatures: list[Signature], sources: list[str], contents: list[str]
+) -> list[_Entry]:
+    derived = _derived_keywords(signatures)
+    return [
+        _Entry(
+            source=source,
+            content=content,
+            status=s.status.value,
+            piece=pickle.dumps(s, protocol=5),
+            patterns=[
+                (j, p.regex, p.caseless, tuple(p.keywords) or derived[p.regex], s.role.value)
+                for j, p in enumerate(s.patterns)
+            ],
+        )
+        for s, source, content in zip(signatures, sources, contents, strict=True)
+    ]
+
+
+def _store(cache_dir: Path | None, digest: str, entries: list[_Entry]) -> None:
     if cache_dir is None:
         return
-    pieces = [pickle.dumps(s, protocol=5) for s in signatures]
-    derived = _derived_keywords(signatures)
-    refs = [(i, j, p) for i, s in enumerate(signatures) for j, p in enumerate(s.patterns)]
+    rows = [(i, row) for i, entry in enumerate(entries) for row in entry.patterns]
     index = _Index(
-        status=[s.status.value for s in signatures],
-        offsets=list(accumulate(map(len, pieces), initial=0)),
-        pattern_signature=[i for i, _, _ in refs],
-        pattern_index=[j for _, j, _ in refs],
-        regex=[p.regex for _, _, p in refs],
-        caseless=[p.caseless for _, _, p in refs],
-        keywords=[tuple(p.keywords) or derived[p.regex] for _, _, p in refs],
-        role=[signatures[i].role.value for i, _, _ in refs],
+        status=[e.status for e in entries],
+        offsets=list(accumulate((len(e.piece) for e in entries), initial=0)),
+        pattern_signature=[i for i, _ in rows],
+        pattern_index=[row[0] for _, row in rows],
+        regex=[row[1] for _, row in rows],
+        caseless=[row[2] for _, row in rows],
+        keywords=[row[3] for _, row in rows],
+        role=[row[4] for _, row in rows],
+        sources=[e.source for e in entries],
+        contents=[e.content for e in entries],
     )
     # Plain lists in field order: `_cached` reads them back without unpickling a class.
     head = pickle.dumps([getattr(index, f.name) for f in fields(index)], protocol=5)
@@ -409,11 +554,115 @@ def _store(cache_dir: Path | None, digest: str, signatures: list[Signature]) -> 
         temporary = target.with_suffix(f".{os.getpid()}.tmp")
         with temporary.open("wb") as out:
             out.write(_MAGIC + len(head).to_bytes(8, "big") + head)
-            for piece in pieces:
-                out.write(piece)
+            for entry in entries:
+                out.write(entry.piece)
         temporary.replace(target)
     except OSError:
         pass  # caching is an optimisation; a read-only home must not stop a diagnosis
+
+
+REUSED_FROM = 4
+"""How many cached libraries (the newest) a library not in the cache looks in for files it
+shares with them."""
+
+
+def _reusable(
+    cache_dir: Path | None, wanted: set[tuple[str, str]]
+) -> dict[tuple[str, str], _Entry]:
+    """The entries of other cached libraries (of this schema) parsed from the same file, by
+    (file, content hash). A variant of a library (one family left out, a folder added, one
+    file edited) then parses only the files that differ, not all 50,000: a signature depends
+    on nothing but its file's bytes and its path (the id must equal it), both in the key."""
+    if cache_dir is None or not wanted:
+        return {}
+    try:
+        candidates = sorted(
+            cache_dir.glob(f"library-*-{_schema_key()}.pickle"),
+            key=lambda path: path.stat().st_mtime_ns,
+            reverse=True,
+        )[:REUSED_FROM]
+    except OSError:
+        return {}
+    found: dict[tuple[str, str], _Entry] = {}
+    for candidate in candidates:
+        cached = _cached_file(candidate)
+        if cached is None:
+            continue
+        cache, base, index = cached
+        with cache:
+            rows: dict[int, list[int]] = {}
+            for row, owner in enumerate(index.pattern_signature):
+                rows.setdefault(owner, []).append(row)
+            for i, key in enumerate(zip(index.sources, index.contents, strict=True)):
+                if key not in wanted or key in found:
+                    continue
+                start, end = index.offsets[i], index.offsets[i + 1]
+                try:
+                    piece = os.pread(cache.fileno(), end - start, base + start)
+                except OSError:
+                    break
+                if len(piece) != end - start:
+                    break  # replaced or cut meanwhile: what it holds is parsed instead
+                found[key] = _Entry(
+                    source=key[0],
+                    content=key[1],
+                    status=index.status[i],
+                    piece=piece,
+                    patterns=[
+                        (
+                            index.pattern_index[r],
+                            index.regex[r],
+                            index.caseless[r],
+                            index.keywords[r],
+                            index.role[r],
+                        )
+                        for r in rows.get(i, [])
+                    ],
+                )
+        if len(found) == len(wanted):
+            break
+    return found
+
+
+def _entries(
+    rules_dir: Path, cache_dir: Path | None, listing: list[tuple[str, str]], contents: list[str]
+) -> list[_Entry]:
+    """Every file's entry, in listing order: reused where another cached library parsed the same
+    bytes at the same path, parsed (and validated) otherwise."""
+    sources = [f"{family}/{name}" for family, name in listing]
+    reused = _reusable(cache_dir, set(zip(sources, contents, strict=True)))
+    missing = [i for i, key in enumerate(zip(sources, contents, strict=True)) if key not in reused]
+    parsed = _parsed_entries(
+        _parse_all(rules_dir, [rules_dir / sources[i] for i in missing]),
+        [sources[i] for i in missing],
+        [contents[i] for i in missing],
+    )
+    _unique_ids(rules_dir, listing)
+    entries = [reused.get(key) for key in zip(sources, contents, strict=True)]
+    for i, entry in zip(missing, parsed, strict=True):
+        entries[i] = entry
+    return [entry for entry in entries if entry is not None]
+
+
+def _parse_all(rules_dir: Path, files: list[Path]) -> list[Signature]:
+    signatures = [load_signature(path, rules_dir) for path in files]
+    _unique_ids(rules_dir, [(path.parent.name, path.name) for path in files])
+    return signatures
+
+
+def _unique_ids(rules_dir: Path, listing: list[tuple[str, str]]) -> None:
+    """Each id equals its path (checked when its file was parsed), so two files that claim one
+    id are found from their paths alone (`a/b.c.yaml` and `a.b/c.yaml` are both `a.b.c`),
+    reused signatures among them."""
+    seen: dict[str, str] = {}
+    for family, name in listing:
+        signature_id = f"{family}.{name.removesuffix('.yaml')}"
+        if signature_id in seen:
+            raise RulesError(
+                f"{rules_dir / family / name}: id {signature_id} already used by "
+                f"{rules_dir / seen[signature_id]}"
+            )
+        seen[signature_id] = f"{family}/{name}"
 
 
 def _indexed_digest(cache_dir: Path | None, key: str) -> str | None:
@@ -538,16 +787,20 @@ def _load_one(
     cached = _cached(cache_dir, digest) if digest is not None else None
     if cached is None:
         files = [rules_dir / family / name for family, name in listing]
-        digest = _digest(rules_dir, version, files)
+        digest, contents = _digest(rules_dir, version, files)
         cached = _cached(cache_dir, digest)
         if cached is None:
             with building(_cache_file(cache_dir, digest) if cache_dir is not None else None):
                 cached = _cached(cache_dir, digest)  # another process may have just written it
-                if cached is None:
+                if cached is None and cache_dir is None:
                     signatures = _parse_all(rules_dir, files)
-                    _store(cache_dir, digest, signatures)
+                    return _assemble(version, _active(signatures, include_experimental), digest)
+                if cached is None:
+                    entries = _entries(rules_dir, cache_dir, listing, contents)
+                    _store(cache_dir, digest, entries)
                     cached = _cached(cache_dir, digest)
-                    if cached is None:  # no cache folder, or one that cannot be written
+                    if cached is None:  # a cache folder that cannot be written
+                        signatures = [_unpickled(e.piece) for e in entries]
                         return _assemble(version, _active(signatures, include_experimental), digest)
         _index(cache_dir, key, digest)
     return _from_cache(version, digest, *cached, include_experimental)
@@ -577,7 +830,7 @@ def _from_cache(
     demand."""
     left_out = _left_out(include_experimental)
     kept = [i for i, status in enumerate(index.status) if status not in left_out]
-    store = SignatureStore(cache, base, index.offsets, kept)
+    store = SignatureStore(cache, base, index.offsets, kept, index.sources)
     position = {signature: i for i, signature in enumerate(kept)}
     roles = {role.value: role for role in Role}
     refs = tuple(

@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from denpex.signatures import backends
-from denpex.signatures.backends import PatternSpec, available_backends, line_end, make_scanner
+from denpex.signatures.backends import (
+    PatternSpec,
+    RegexScanner,
+    available_backends,
+    line_end,
+    make_scanner,
+)
 
 LINE = b"[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
 
@@ -40,10 +46,15 @@ def test_line_ends_are_the_candidate_lines_ends(backend: str) -> None:
     assert {i: [line_end(buffer, s) for s in v] for i, v in starts.items()} == ends
 
 
-def test_the_re_scanner_rules_out_patterns_by_keyword_only_when_none_is_present() -> None:
+@pytest.mark.parametrize("grams_from", [1, RegexScanner.GRAMS_FROM])
+def test_the_re_scanner_rules_out_patterns_by_keyword_only_when_none_is_present(
+    grams_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A small buffer is indexed by its 4-byte grams and each keyword looked up by its rarest
     # one: every pattern whose keyword is there (any of its keywords, a short one, a caseless
-    # pattern's) is still searched, and the gram alone never proposes a line.
+    # pattern's) is still searched, and the gram alone never proposes a line. A scanner of
+    # fewer patterns than GRAMS_FROM tests each keyword directly, with the same result.
+    monkeypatch.setattr(RegexScanner, "GRAMS_FROM", grams_from)
     patterns = [
         PatternSpec("CUDA out of memory", False, ("CUDA out of memory",)),
         PatternSpec("(?:NCCL|Gloo) timed out", False, ("NCCL", "Gloo")),

@@ -12,6 +12,7 @@ import pytest
 from denpex.errors import RulesError
 from denpex.match.lint import MatchKey, backend_disagreements, lint, match_keys, scan_winners
 from denpex.match.scan import Matcher
+from denpex.signatures import library as library_module
 from denpex.signatures.backends import available_backends
 from denpex.signatures.library import Library, default_rules_dir, library_of, load_library
 from denpex.signatures.signature import Signature
@@ -125,11 +126,17 @@ def test_a_class_outside_the_taxonomy_is_rejected(tmp_path: Path) -> None:
         load_library(rules)
 
 
-def test_a_cached_library_equals_a_freshly_parsed_one(tmp_path: Path) -> None:
-    fresh = load_library(cache_dir=tmp_path)
-    cached = load_library(cache_dir=tmp_path)
+def test_a_cached_library_equals_a_freshly_parsed_one() -> None:
+    # Parsed here with no cache, against the session's cache as any process reads it (written
+    # by whichever parsed it first, or made of files other cached libraries had parsed).
+    fresh = load_library()
+    cached = load_library(cache_dir=CACHE)
+    assert isinstance(fresh.signatures, tuple)
     assert cached.signatures == fresh.signatures
     assert cached.label == fresh.label
+    assert [(r.signature_id, r.pattern, r.spec, r.role) for r in cached.patterns] == [
+        (r.signature.id, r.pattern, r.spec, r.role) for r in fresh.patterns
+    ]
 
 
 def _one_family(root: Path) -> Path:
@@ -201,6 +208,122 @@ def test_an_edited_file_is_parsed_again(tmp_path: Path) -> None:
     again = load_library(rules, cache_dir=tmp_path / "cache")
     assert again.by_id()["xid.79"].title.startswith("Edited: ")
     assert again.digest != first.digest
+
+
+def _parsed_paths(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files `load_library` parses from now on, as `<family>/<name>`."""
+    parsed: list[str] = []
+    real = library_module.load_signature
+
+    def recording(path: Path, rules_dir: Path) -> Signature:
+        parsed.append(path.relative_to(rules_dir).as_posix())
+        return real(path, rules_dir)
+
+    monkeypatch.setattr(library_module, "load_signature", recording)
+    return parsed
+
+
+def test_a_variant_library_parses_only_the_files_no_cached_library_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = _one_family(tmp_path)
+    cache = tmp_path / "cache"
+    load_library(rules, cache_dir=cache)
+    variant = tmp_path / "variant"
+    shutil.copytree(rules, variant)
+    shutil.copytree(default_rules_dir() / "gloo", variant / "gloo")
+    edited = variant / "xid" / "79.yaml"
+    edited.write_text(edited.read_text().replace('title: "', 'title: "Edited: ', 1))
+    parsed = _parsed_paths(monkeypatch)
+    again = load_library(variant, cache_dir=cache)
+    gloo = [f"gloo/{path.name}" for path in (variant / "gloo").glob("*.yaml")]
+    assert sorted(parsed) == sorted(["xid/79.yaml", *gloo])
+    assert again.by_id()["xid.79"].title.startswith("Edited: ")
+    assert tuple(again.signatures) == tuple(load_library(variant).signatures)
+    # A third library takes its files from both cached ones: the original 79 from the first,
+    # never the variant's edit, and gloo from the variant.
+    parsed.clear()
+    mixed = tmp_path / "mixed"
+    shutil.copytree(rules, mixed)
+    shutil.copytree(default_rules_dir() / "gloo", mixed / "gloo")
+    both = load_library(mixed, cache_dir=cache)
+    assert parsed == []
+    assert not both.by_id()["xid.79"].title.startswith("Edited: ")
+    assert tuple(both.signatures) == tuple(load_library(mixed).signatures)
+
+
+def test_an_edited_file_is_read_again_and_a_deleted_one_dropped_though_cached_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = _one_family(tmp_path)
+    cache = tmp_path / "cache"
+    first = load_library(rules, cache_dir=cache)
+    parsed = _parsed_paths(monkeypatch)
+    (rules / "xid" / "48.yaml").unlink()
+    edited = rules / "xid" / "79.yaml"
+    edited.write_text(edited.read_text().replace('title: "', 'title: "Edited: ', 1))
+    again = load_library(rules, cache_dir=cache)
+    assert parsed == ["xid/79.yaml"]
+    assert "xid.48" in first.by_id() and "xid.48" not in again.by_id()
+    assert again.by_id()["xid.79"].title.startswith("Edited: ")
+    assert tuple(again.signatures) == tuple(load_library(rules).signatures)
+    assert [r.signature.id for r in again.patterns] == [
+        r.signature.id for r in load_library(rules).patterns
+    ]
+
+
+def test_a_cached_file_moved_to_another_name_is_parsed_there_and_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The same bytes under another name are another signature file: its id must equal its
+    # path, which only parsing it there can say.
+    rules = _one_family(tmp_path)
+    cache = tmp_path / "cache"
+    load_library(rules, cache_dir=cache)
+    (rules / "xid" / "79.yaml").rename(rules / "xid" / "fallen.yaml")
+    parsed = _parsed_paths(monkeypatch)
+    with pytest.raises(RulesError, match="must equal its path"):
+        load_library(rules, cache_dir=cache)
+    assert parsed == ["xid/fallen.yaml"]
+
+
+def test_leaving_out_a_family_or_adding_a_draft_reads_no_cached_signature(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = _one_family(tmp_path)
+    shutil.copytree(default_rules_dir() / "gloo", rules / "gloo")
+    parsed = load_library(rules)  # the same library as parsed signatures, in a tuple
+    cached = load_library(rules, cache_dir=tmp_path / "cache")
+    draft = parsed.by_id()["xid.79"].model_copy(update={"id": "curated.fell_off"})
+    read: list[int] = []
+    real = library_module.SignatureStore._read
+
+    def reading(store: library_module.SignatureStore, position: int) -> Signature:
+        read.append(position)
+        return real(store, position)
+
+    monkeypatch.setattr(library_module.SignatureStore, "_read", reading)
+    variants = [
+        (cached.without_families(["gloo"]), parsed.without_families(["gloo"])),
+        (cached.without(["xid.79"]), parsed.without(["xid.79"])),
+        (cached.with_signatures([draft]), parsed.with_signatures([draft])),
+        (
+            cached.with_signatures([draft]).without_families(["xid"]),
+            parsed.with_signatures([draft]).without_families(["xid"]),
+        ),
+    ]
+    assert read == []
+    for lazy, whole in variants:
+        assert lazy.ids() == [s.id for s in whole.signatures]
+        assert [r.signature_id for r in lazy.patterns] == [r.signature.id for r in whole.patterns]
+        assert [r.spec for r in lazy.patterns] == [r.spec for r in whole.patterns]
+        assert (lazy.digest, lazy.added_from) == (whole.digest, whole.added_from)
+        assert read == []
+    for lazy, whole in variants:
+        assert lazy.signatures == whole.signatures
+        assert [r.signature for r in lazy.patterns] == [r.signature for r in whole.patterns]
+    with pytest.raises(RulesError, match="already in the library"):
+        cached.with_signatures([parsed.by_id()["gloo.connect_to_hostname_alias"]])
 
 
 def test_a_cached_scanner_database_finds_the_same_lines(
