@@ -10,9 +10,10 @@ completes: the log simply ends after the announcement.
   store-based barrier's `Added key`, DeepSpeed's and Megatron's initialisation), with no
   "joined" line: a suspected `rendezvous_failure`.
 - Ending on NCCL's report that a communicator was created ("Init COMPLETE", "Launch mode"),
-  or on nccl-tests' results header, with nothing at all after: a suspected `collective_timeout` in its first collective
-  (peer-to-peer over PCIe that the IOMMU or ACS blocks, a peer that never connects). Once the
-  first collective returns the program prints its own lines, so no trailing output is allowed.
+  or on nccl-tests' results header, with nothing at all after: a suspected
+  `collective_timeout` in its first collective (peer-to-peer over PCIe that the IOMMU or ACS
+  blocks, a peer that never connects). Once the first collective returns the program prints
+  its own lines, so no trailing output is allowed.
 - Ending after the training loop's start (Megatron's and GPT-NeoX's `training ...`), with no
   step reported: a suspected `collective_timeout` in the first steps (every rank's first
   collectives, and the communicators they create).
