@@ -250,7 +250,7 @@ class _PatternGroup:
                 regex=_compiled(ref.spec.regex, _flags(ref.spec.caseless)),
                 nearby=tuple(
                     (
-                        re.compile(n.regex, _flags(ref.spec.caseless)),
+                        _compiled(n.regex, _flags(ref.spec.caseless)),
                         n.within,
                         n.direction == "before",
                     )
@@ -765,6 +765,11 @@ def _compiled(regex: str, flags: int) -> re.Pattern[str]:
 
 def _flags(caseless: bool) -> int:
     return re.ASCII | (re.IGNORECASE if caseless else 0)
+
+
+confirmer_regex = _compiled
+"""A pattern as a confirmer compiles it, shared with the lint's own checks of each regex."""
+confirmer_flags = _flags
 
 
 def _nearby_captures(
