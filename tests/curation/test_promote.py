@@ -88,7 +88,7 @@ def test_promotion_writes_the_overlay_versions_it_and_settles_the_queued_inciden
     )
     assert "overlay 1+" in twin.rules_version
     library = load_library(cache_dir=recorded.settings.cache_dir, overlay_dir=overlay)
-    assert "triton.out_of_resources" in library.by_id()
+    assert "triton.out_of_resources" in library.ids()
     assert library.label.endswith(f"overlay 1+{library.overlay.split('+')[1]}")
     # The same id again is refused: a promoted signature is changed by a new one.
     with pytest.raises(PromotionRefused, match="already in the library"):

@@ -109,7 +109,8 @@ def _blind_to_exc_keyerror() -> Matcher:
     library = cached_library()
     # The families that read this case's lines, and the catalogs, which have none of them but
     # would make this matcher a second compile of the whole library.
-    catalogs = {s.family for s in library.signatures if s.family.endswith(CATALOG_SUFFIX)}
+    families = {signature_id.split(".", 1)[0] for signature_id in library.ids()}
+    catalogs = {family for family in families if family.endswith(CATALOG_SUFFIX)}
     return Matcher(
         library.without_families(["python", "gloo", "torchelastic", "c10d", *catalogs]),
         cache_dir=cache_dir(),
