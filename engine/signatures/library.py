@@ -175,7 +175,23 @@ def _ids_of(signatures: Sequence[Signature]) -> list[str]:
     return [s.id for s in signatures]
 
 
-class _Picked(Sequence[Signature]):
+class _LazySignatures(Sequence[Signature]):
+    """A library's signatures read when first asked for, which stand for the tuple of the same
+    signatures: equal to it, unhashable like a list of them, and pickled as that tuple (what
+    they are read from, an open cache file or another library, does not travel)."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  # equal to a tuple of the same signatures
+
+    def __reduce__(self) -> tuple[type[tuple[Signature, ...]], tuple[tuple[Signature, ...]]]:
+        return (tuple, (tuple(self),))
+
+
+class _Picked(_LazySignatures):
     """Signatures picked from another library's (a family left out, an overlay added), each
     read from where it is when first asked for: a cached library's stay unread in its file.
     Unpickling all 50,000 to drop a family or add one draft cost seconds per library."""
@@ -217,16 +233,6 @@ class _Picked(Sequence[Signature]):
             for index in range(len(self)):
                 self[index]
         return (self[i] for i in range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]  # equal to a tuple of the same signatures
-
-    def __reduce__(self) -> tuple[type[tuple[Signature, ...]], tuple[tuple[Signature, ...]]]:
-        return (tuple, (tuple(self),))
 
 
 # The C loader parses a signature file about ten times faster than the pure-Python one.
@@ -349,7 +355,7 @@ def _schema_key() -> str:
     return hasher.hexdigest()[:16]
 
 
-class SignatureStore(Sequence[Signature]):
+class SignatureStore(_LazySignatures):
     """A cached library's signatures, each unpickled when first asked for.
 
     A diagnosis meets a few dozen of the library's 30,000 signatures; unpickling all of them
@@ -427,16 +433,6 @@ class SignatureStore(Sequence[Signature]):
                 for index in range(len(self)):
                     self[index]
         return (self[i] for i in range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]  # equal to a tuple of the same signatures
-
-    def __reduce__(self) -> tuple[type[tuple[Signature, ...]], tuple[tuple[Signature, ...]]]:
-        return (tuple, (tuple(self),))  # an open file does not travel: its contents do
 
 
 def _unpickled(piece: bytes) -> Signature:
