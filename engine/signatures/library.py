@@ -180,6 +180,19 @@ class _LazySignatures(Sequence[Signature]):
     signatures: equal to it, unhashable like a list of them, and pickled as that tuple (what
     they are read from, an open cache file or another library, does not travel)."""
 
+    def _at(self, index: int) -> Signature:
+        """The signature at position `index`, read if it was not yet."""
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> Signature: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Signature, ...]: ...
+    def __getitem__(self, index: int | slice) -> Signature | tuple[Signature, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        return self._at(index)
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence):
             return NotImplemented
@@ -214,13 +227,7 @@ class _Picked(_LazySignatures):
     def __len__(self) -> int:
         return len(self._picks)
 
-    @overload
-    def __getitem__(self, index: int) -> Signature: ...
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Signature, ...]: ...
-    def __getitem__(self, index: int | slice) -> Signature | tuple[Signature, ...]:
-        if isinstance(index, slice):
-            return tuple(self[i] for i in range(*index.indices(len(self))))
+    def _at(self, index: int) -> Signature:
         signatures, position = self._picks[index]
         return signatures[position]
 
@@ -397,13 +404,7 @@ class SignatureStore(_LazySignatures):
     def __len__(self) -> int:
         return len(self._kept)
 
-    @overload
-    def __getitem__(self, index: int) -> Signature: ...
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Signature, ...]: ...
-    def __getitem__(self, index: int | slice) -> Signature | tuple[Signature, ...]:
-        if isinstance(index, slice):
-            return tuple(self[i] for i in range(*index.indices(len(self))))
+    def _at(self, index: int) -> Signature:
         loaded = self._loaded[index]
         if loaded is None:  # two threads may both unpickle it; either result is the same
             loaded = self._loaded[index] = self._read(self._kept[index])
