@@ -36,7 +36,9 @@ class: mapping.yaml does.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from catalogs.core.csource import decode_literal, find_calls
 from catalogs.core.message import Message
@@ -131,43 +133,66 @@ def _printfs(src: str, rel: str, release: str, defines: set[int]) -> list[Messag
     return found
 
 
-def _asserts(clean: str, rel: str, release: str, defines: set[int]) -> list[Message]:
-    found: list[Message] = []
-    names = "|".join(sorted(ASSERTS, key=len, reverse=True))
-    for call in re.finditer(rf"(?<![\w#])({names})\s*\(", clean):
+class _Site(NamedTuple):
+    """One use of a reporting macro (or a throw) outside the macros' own definitions."""
+
+    name: str
+    line: int
+    args: list[str]
+    text: str
+    """what stands between its parentheses, as the source writes it"""
+    function: str
+
+
+def _sites(clean: str, opening: str, defines: set[int]) -> Iterator[_Site]:
+    """Each call that `opening` (a regex ending at the call's parenthesis, the macro's or
+    class's name its first group) finds in `clean`, with its arguments parsed; uses inside
+    OWN_MACROS' definitions and calls whose arguments do not parse are left out."""
+    for call in re.finditer(opening, clean):
         line = _line(clean, call.start())
         if line in defines:
             continue
         parsed = _args(clean, call.end() - 1)
         if parsed is None:
             continue
+        args, closing = parsed
+        function = _enclosing_function(clean, call.start())
+        yield _Site(call.group(1), line, args, clean[call.end() : closing], function)
+
+
+def _asserts(clean: str, rel: str, release: str, defines: set[int]) -> list[Message]:
+    found: list[Message] = []
+    names = "|".join(sorted(ASSERTS, key=len, reverse=True))
+    for site in _sites(clean, rf"(?<![\w#])({names})\s*\(", defines):
         # the condition as the source writes it between the parentheses (comments blanked,
         # string literals kept whole), white space made single spaces as `#cond` does
-        text = _stringized(clean[call.end() : parsed[1]])
+        text = _stringized(site.text)
         if not text:
             continue
-        function = _enclosing_function(clean, call.start())
-        for level in ASSERTS[call.group(1)]:
-            found.append(Message(EMITTER, release, text, "literal", rel, line, level, function))
+        for level in ASSERTS[site.name]:
+            found.append(
+                Message(EMITTER, release, text, "literal", rel, site.line, level, site.function)
+            )
     return found
 
 
 def _static_asserts(clean: str, rel: str, release: str, defines: set[int]) -> list[Message]:
     found: list[Message] = []
-    for call in re.finditer(r"(?<![\w#])EP_STATIC_ASSERT\s*\(", clean):
-        line = _line(clean, call.start())
-        if line in defines:
-            continue
-        parsed = _args(clean, call.end() - 1)
-        if parsed is None or len(parsed[0]) < 2:
-            continue
-        reason = _literal(parsed[0][-1])
-        if not reason:
-            continue
-        function = _enclosing_function(clean, call.start())
-        found.append(
-            Message(EMITTER, release, reason, "literal", rel, line, "STATIC_ASSERT", function)
-        )
+    for site in _sites(clean, r"(?<![\w#])(EP_STATIC_ASSERT)\s*\(", defines):
+        reason = _literal(site.args[-1]) if len(site.args) >= 2 else None
+        if reason:
+            found.append(
+                Message(
+                    EMITTER,
+                    release,
+                    reason,
+                    "literal",
+                    rel,
+                    site.line,
+                    "STATIC_ASSERT",
+                    site.function,
+                )
+            )
     return found
 
 
@@ -186,19 +211,13 @@ def _brace_text(arg: str) -> tuple[str, str] | None:
 
 def _unreachables(clean: str, rel: str, release: str, defines: set[int]) -> list[Message]:
     found: list[Message] = []
-    for call in re.finditer(r"(?<![\w#])EP_HOST_UNREACHABLE\s*\(", clean):
-        line = _line(clean, call.start())
-        if line in defines:
-            continue
-        parsed = _args(clean, call.end() - 1)
-        if parsed is None or not parsed[0]:
-            continue
-        reason = _brace_text(parsed[0][0])
+    for site in _sites(clean, r"(?<![\w#])(EP_HOST_UNREACHABLE)\s*\(", defines):
+        reason = _brace_text(site.args[0]) if site.args else None
         if reason is None:
             continue  # a variable
-        function = _enclosing_function(clean, call.start())
+        text, style = reason
         found.append(
-            Message(EMITTER, release, reason[0], reason[1], rel, line, "HOST_ASSERT", function)  # type: ignore[arg-type]
+            Message(EMITTER, release, text, style, rel, site.line, "HOST_ASSERT", site.function)  # type: ignore[arg-type]
         )
     return found
 
@@ -206,20 +225,14 @@ def _unreachables(clean: str, rel: str, release: str, defines: set[int]) -> list
 def _throws(clean: str, rel: str, release: str, defines: set[int]) -> list[Message]:
     found: list[Message] = []
     names = "|".join(re.escape(n) for n in THROWN)
-    for call in re.finditer(rf"\bthrow\s+({names})\s*\(", clean):
-        line = _line(clean, call.start())
-        if line in defines:
-            continue
-        parsed = _args(clean, call.end() - 1)
-        if parsed is None or not parsed[0]:
-            continue
-        text = _literal(parsed[0][0])
-        if not text:
-            continue
-        function = _enclosing_function(clean, call.start())
-        found.append(
-            Message(EMITTER, release, text, "literal", rel, line, "RuntimeError", function)
-        )
+    for site in _sites(clean, rf"\bthrow\s+({names})\s*\(", defines):
+        text = _literal(site.args[0]) if site.args else None
+        if text:
+            found.append(
+                Message(
+                    EMITTER, release, text, "literal", rel, site.line, "RuntimeError", site.function
+                )
+            )
     return found
 
 
