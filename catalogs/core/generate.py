@@ -432,24 +432,28 @@ def _values_holding(
     return held
 
 
-def _openings(groups: Sequence[tuple[str, list[Entry]]]) -> dict[str, Entry]:
-    """Signature pattern -> the wording whose opening line it matches as well (the first of
-    its wordings that has one), kept only when no other signature's pattern or opening is the
-    same line: an opening shared by several messages would not say which was printed."""
-    chosen = {
-        regex: entry
-        for regex, members in groups
-        if (entry := next((m for m in members if m.opening is not None), None)) is not None
-        and entry.opening is not None
-        and entry.opening.regex != regex
-    }
+def _openings(groups: Sequence[tuple[str, list[Entry]]]) -> dict[str, list[Entry]]:
+    """Signature pattern -> the wordings whose opening lines it matches as well (one per
+    distinct opening among the messages that share the pattern: help texts that differ in their
+    first line and end alike, "The call to cuIpcGetMemHandle failed." and "The call to
+    cuDeviceCanAccessPeer failed." over the same hint), kept only when no other signature's
+    pattern or opening is the same line: an opening shared by several signatures would not say
+    which was printed."""
+    chosen: dict[str, list[Entry]] = {}
+    for regex, members in groups:
+        seen: set[str] = set()
+        for member in members:
+            if member.opening is None or member.opening.regex in seen | {regex}:
+                continue
+            seen.add(member.opening.regex)
+            chosen.setdefault(regex, []).append(member)
     uses = Counter(regex for regex, _ in groups)
-    uses.update(entry.opening.regex for entry in chosen.values() if entry.opening is not None)
-    return {
-        regex: entry
-        for regex, entry in chosen.items()
-        if entry.opening is not None and uses[entry.opening.regex] == 1
+    uses.update(e.opening.regex for entries in chosen.values() for e in entries if e.opening)
+    kept = {
+        regex: [e for e in entries if e.opening is not None and uses[e.opening.regex] == 1]
+        for regex, entries in chosen.items()
     }
+    return {regex: entries for regex, entries in kept.items() if entries}
 
 
 def build_signatures(
@@ -479,14 +483,14 @@ def build_signatures(
         present = {line for member in members for line in member.where}
         release, file, number = first.latest(lines)
         compiled = re.compile(regex, re.ASCII)
-        lead = openings.get(regex)
-        lead_compiled = re.compile(lead.opening.regex, re.ASCII) if lead else None  # type: ignore[union-attr]
+        leads = [lead.opening.regex for lead in openings.get(regex, []) if lead.opening]
+        leads_compiled = [re.compile(lead, re.ASCII) for lead in leads]
         neighbours = [
             text
             for text in rendered[index + 1 :] + rendered[:index]
             if text
             and not compiled.search(text)
-            and not (lead_compiled and lead_compiled.search(text))
+            and not any(lead.search(text) for lead in leads_compiled)
         ]
         example: dict[str, Any] = {"line": first.rendered}
         if first.captures:
@@ -501,8 +505,9 @@ def build_signatures(
             for m in members
             if m.reworded and m is not first and m.rendered != first.rendered
         ]
-        if lead is not None:
-            wordings.append({"line": lead.opening_rendered, "rendered": True})
+        wordings += [
+            {"line": lead.opening_rendered, "rendered": True} for lead in openings.get(regex, [])
+        ]
         real = _real_examples(compiled, mapping)
         source_link = _link(
             spec.repo, refs.get(release, ""), file, None if spec.excerpts else number
@@ -521,10 +526,7 @@ def build_signatures(
                 "role": str(decision.role),
                 "confidence": decision.confidence,
                 "priority": CATALOG_PRIORITY,
-                "patterns": [
-                    {"regex": regex},
-                    *([{"regex": lead.opening.regex}] if lead else []),  # type: ignore[union-attr]
-                ],
+                "patterns": [{"regex": regex}, *({"regex": lead} for lead in leads)],
                 "meaning": decision.meaning
                 or (
                     f"{display} logs this {first.level} from {where} when that code path "

@@ -5,7 +5,12 @@ What mpirun and the MPI library print when a job fails is almost all show-help t
 (catalogs/helpfiles.py), plus the few banners printed with `opal_output(orte_clean_output, ...)`.
 From 5.0 on, mpirun is PRRTE's launcher and its messages are in the `prrte` catalog.
 
-Also read here: the block OPAL's fatal-signal handler (opal/util/stacktrace.c) writes on the
+Also read: the predefined error handlers' own banner (ompi/errhandler/errhandler_predefined.c,
+level ERRHANDLER), each `out(...)` one message: "*** The %s() function was called before
+MPI_INIT was invoked.", "*** An error occurred in %s", "*** MPI_ERRORS_ARE_FATAL (processes in
+this %s will now abort," (5.0 also has the help-file topics of the same text).
+
+And the block OPAL's fatal-signal handler (opal/util/stacktrace.c) writes on the
 crashing process's stderr, each line behind its `HOSTFORMAT` "[host:pid] " prefix: "*** Process
 received signal ***", "Signal: %s (%d)", the signal code, the failing address, the stack frames,
 "*** End of error message ***". Each `snprintf` format with `HOSTFORMAT` in front is one message
@@ -27,6 +32,8 @@ ROOTS = ("ompi", "opal", "orte", "oshmem")
 SKIP = ("opal/mca/hwloc/hwloc2", "opal/mca/event/libevent", "opal/mca/pmix/pmix", "ompi/contrib")
 STACKTRACE = "opal/util/stacktrace.c"
 BACKTRACE = "opal/mca/backtrace/execinfo/backtrace_execinfo.c"
+ERRHANDLER_FILE = "ompi/errhandler/errhandler_predefined.c"
+ERRHANDLER = "ERRHANDLER"
 SIGNAL = "SIGNAL"
 _HOSTFORMAT = re.compile(r'^#define\s+HOSTFORMAT\s+("(?:[^"\\]|\\.)*")', re.M)
 _FRAME = re.compile(r"\[%2d\] ")
@@ -64,8 +71,25 @@ def signal_handler_messages(checkout: Path, release: str) -> list[Message]:
     return found
 
 
+def errhandler_messages(checkout: Path, release: str) -> list[Message]:
+    """The lines MPI_ERRORS_ARE_FATAL / MPI_ERRORS_ABORT write before aborting: each `out()`
+    format with a word of its own ("*** %s\\n" alone is the error string, printed elsewhere)."""
+    path = checkout / ERRHANDLER_FILE
+    if not path.is_file():
+        return []
+    found: list[Message] = []
+    for call in find_calls(path.read_text(encoding="utf-8", errors="replace"), ("out",)):
+        text = call.args[0].rstrip("\n") if call.args else ""
+        if re.search(r"[A-Za-z]{3,}", re.sub(r"%[-+ #0-9.]*[a-zA-Z]", "", text)):
+            found.append(
+                Message("openmpi", release, text, "printf", ERRHANDLER_FILE, call.line, ERRHANDLER)
+            )
+    return found
+
+
 def extract(checkout: Path, release: str) -> list[Message]:
     return [
         *help_messages(checkout, release, "openmpi", ROOTS, SKIP),
         *signal_handler_messages(checkout, release),
+        *errhandler_messages(checkout, release),
     ]
