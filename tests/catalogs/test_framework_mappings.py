@@ -16,7 +16,7 @@ from catalogs.core import Decision, Mapping, Message, load_mapping
 CATALOGS = Path(__file__).resolve().parents[2] / "catalogs"
 FRAMEWORKS = ("deepspeed", "megatron", "transformers", "accelerate", "vllm")
 FRAMEWORKS += ("sglang", "tgi", "ray", "jax", "lightning", "colossalai", "composer", "lmdeploy")
-FRAMEWORKS += ("dgl", "tensorflow", "xgboost", "dask_distributed", "paddle")
+FRAMEWORKS += ("dgl", "tensorflow", "xgboost", "lightgbm", "dask_distributed", "paddle")
 FRAMEWORKS += ("transformer_engine", "flash_attn", "triton")
 
 
