@@ -28,6 +28,7 @@ Nothing is decided here about what a message means; that is the mapping's job.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -43,7 +44,6 @@ FIELDS = re.compile(r"\s*(?:target\s*:\s*[^,]+,|[a-z_]+\s*=\s*[^,]+,|%?[a-z_.]+\
 ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "0": "\0"}
 _RAW = re.compile(r'\s*(r(#*)")')
 _PLAIN = re.compile(r'\s*"')
-_CHAR = re.compile(r"'(?:[^'\\\n]|\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]{1,6}\}|.))'")
 _FN = re.compile(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)")
 _PLACEHOLDER = re.compile(r"(?<!\{)\{[^{}]*\}")
 _TEST_MODULE = re.compile(
@@ -65,11 +65,17 @@ class RustMessage:
 def string_at(src: str, pos: int) -> tuple[str, bool] | None:
     """The Rust string literal starting at `pos` (after optional whitespace): its value and
     whether it was raw; None when no literal starts there."""
+    found = literal_at(src, pos)
+    return None if found is None else (found[0], found[1])
+
+
+def literal_at(src: str, pos: int) -> tuple[str, bool, int] | None:
+    """As `string_at`, with the offset just past the literal's closing quote."""
     m = _RAW.match(src, pos)
     if m:
         hashes = m.group(2)
         end = src.find('"' + hashes, m.end())
-        return (src[m.end() : end], True) if end >= 0 else None
+        return (src[m.end() : end], True, end + 1 + len(hashes)) if end >= 0 else None
     m = _PLAIN.match(src, pos)
     if not m:
         return None
@@ -78,7 +84,7 @@ def string_at(src: str, pos: int) -> tuple[str, bool] | None:
     while i < len(src):
         c = src[i]
         if c == '"':
-            return "".join(out), False
+            return "".join(out), False, i + 1
         if c == "\\" and i + 1 < len(src):
             nxt = src[i + 1]
             if nxt == "\n":  # line continuation: skip the newline and the indentation
@@ -114,39 +120,71 @@ def enclosing_function(src: str, pos: int) -> str:
     return names[-1] if names else ""
 
 
+class _Functions:
+    """`enclosing_function` for many offsets of one text: the `fn` declarations found once."""
+
+    def __init__(self, src: str) -> None:
+        found = [(m.start(), m.end(), m.group(1)) for m in _FN.finditer(src)]
+        self.ends = [end for _start, end, _name in found]
+        self.names = [name for _start, _end, name in found]
+        self.newlines = [m.start() for m in re.finditer("\n", src)]
+
+    def at(self, pos: int) -> str:
+        index = bisect.bisect_right(self.ends, pos)
+        return self.names[index - 1] if index else ""
+
+    def line(self, pos: int) -> int:
+        return bisect.bisect_left(self.newlines, pos) + 1
+
+
+_TOKEN = re.compile(
+    r"//[^\n]*|/\*|(?<![\w])b?r(#*)\"|\"|'(?:[^'\\\n]|\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]{1,6}\}|.))'"
+)
+_PLAIN_BODY = re.compile(r'(?:[^"\\]|\\.)*"', re.S)
+_BLOCK_MARK = re.compile(r"/\*|\*/")
+
+
+def _spaces(text: str) -> str:
+    return re.sub(r"[^\n]", " ", text)
+
+
 def blank_comments(src: str) -> str:
     """`src` with every comment's characters turned into spaces (its newlines kept), so that
     offsets and line numbers stay those of the file; string and char literals are left alone."""
     out: list[str] = []
-    i, n = 0, len(src)
-    while i < n:
-        c = src[i]
-        if src.startswith("//", i):
-            end = src.find("\n", i)
-            end = n if end < 0 else end
-            out.append(" " * (end - i))
-            i = end
-        elif src.startswith("/*", i):
-            depth, j = 1, i + 2
-            while j < n and depth:
-                if src.startswith("/*", j):
-                    depth, j = depth + 1, j + 2
-                elif src.startswith("*/", j):
-                    depth, j = depth - 1, j + 2
-                else:
-                    j += 1
-            out.append("".join("\n" if ch == "\n" else " " for ch in src[i:j]))
-            i = j
-        elif c == '"' or (c == "r" and _RAW.match(src, i) and not _word_before(src, i)):
-            end = _literal_end(src, i)
-            out.append(src[i:end])
-            i = end
-        elif c == "'" and (char := _CHAR.match(src, i)):
-            out.append(char.group())
-            i = char.end()
-        else:
-            out.append(c)
-            i += 1
+    pos, n = 0, len(src)
+    while pos < n:
+        m = _TOKEN.search(src, pos)
+        if m is None:
+            break
+        out.append(src[pos : m.start()])
+        token = m.group()
+        if token.startswith("//"):
+            out.append(" " * len(token))
+            pos = m.end()
+        elif token == "/*":
+            depth, end = 1, n
+            for mark in _BLOCK_MARK.finditer(src, m.end()):
+                depth += 1 if mark.group() == "/*" else -1
+                if depth == 0:
+                    end = mark.end()
+                    break
+            out.append(_spaces(src[m.start() : end]))
+            pos = end
+        elif token == '"':
+            body = _PLAIN_BODY.match(src, m.end())
+            end = body.end() if body else n
+            out.append(src[m.start() : end])
+            pos = end
+        elif token.endswith('"'):  # a raw string: up to `"` and as many `#` as it opened with
+            close = src.find('"' + (m.group(1) or ""), m.end())
+            end = n if close < 0 else close + 1 + len(m.group(1) or "")
+            out.append(src[m.start() : end])
+            pos = end
+        else:  # a char literal
+            out.append(token)
+            pos = m.end()
+    out.append(src[pos:])
     return "".join(out)
 
 
@@ -160,15 +198,8 @@ def _literal_end(src: str, i: int) -> int:
     if raw and raw.start(1) == i:
         end = src.find('"' + raw.group(2), raw.end())
         return len(src) if end < 0 else end + 1 + len(raw.group(2))
-    j = i + 1
-    while j < len(src):
-        if src[j] == "\\":
-            j += 2
-            continue
-        if src[j] == '"':
-            return j + 1
-        j += 1
-    return len(src)
+    body = _PLAIN_BODY.match(src, i + 1)
+    return body.end() if body else len(src)
 
 
 def blank_tests(src: str) -> str:
@@ -218,6 +249,7 @@ def messages(
         src = blank_tests(src)
     if blank:
         src = blank_comments(src)
+    functions = _Functions(src)
     for m in start.finditer(src):
         pos = m.end()
         lit = string_at(src, pos)
@@ -230,13 +262,12 @@ def messages(
         text, _raw = lit
         if not re.search(r"[A-Za-z]{3}", text):
             continue
-        line = src.count("\n", 0, m.start()) + 1
         yield RustMessage(
             text,
             style_of(text),
-            line,
+            functions.line(m.start()),
             level(m.group("kind"), lvl),
-            enclosing_function(src, m.start()),
+            functions.at(m.start()),
         )
 
 
@@ -260,3 +291,113 @@ def scan_rust(
         for m in messages(src, start, level):
             found.append((m.text, m.style, rel, m.line, m.level, m.function))
     return found
+
+
+_ENUM = re.compile(r"\benum\s+([A-Za-z_]\w*)\s*(?:<[^>{]*>)?\s*\{")
+_ERROR_ATTR = re.compile(r"#\[error\(")
+_VARIANT = re.compile(r"\s*\)\]\s*(?:(?:#\[[^\]]*\]|///[^\n]*|//[^\n]*)\s*)*([A-Z]\w*)")
+_MEMBER = re.compile(r"^[ \t]*([A-Za-z_]\w*)\s*=\s*[-\w]+\s*,?[ \t]*$", re.M)
+
+
+def enum_members(src: str, name: str) -> list[tuple[str, int]]:
+    """The members of every `enum <name> { A = 1, ... }` in `src` (bindgen writes one per CUDA
+    version, each under its `#[cfg(...)]`), each name once with the line of its first
+    appearance, in that order."""
+    seen: dict[str, int] = {}
+    for m in _ENUM.finditer(src):
+        if m.group(1) != name:
+            continue
+        end = _block_end(src, m.end() - 1)
+        for member in _MEMBER.finditer(src, m.end(), end - 1):
+            seen.setdefault(member.group(1), src.count("\n", 0, member.start(1)) + 1)
+    return list(seen.items())
+
+
+def error_variants(src: str) -> list[tuple[str, str, str, int]]:
+    """(enum, variant, format, line) for every variant of an error enum in `src` whose
+    `#[error("...")]` (thiserror) carries a literal format (not `transparent`)."""
+    clean = blank_comments(src)
+    lines = _Functions(clean)
+    found: list[tuple[str, str, str, int]] = []
+    enums = [
+        (m.group(1), m.end() - 1, _block_end(clean, m.end() - 1)) for m in _ENUM.finditer(clean)
+    ]
+    for attr in _ERROR_ATTR.finditer(clean):
+        lit = literal_at(src, attr.end())
+        if lit is None:
+            continue
+        variant = _VARIANT.match(clean, lit[2])
+        owner = [name for name, start, end in enums if start < attr.start() < end]
+        if variant and owner:
+            found.append((owner[-1], variant.group(1), lit[0], lines.line(attr.start())))
+    return found
+
+
+def error_formats(src: str) -> dict[tuple[str, str], str]:
+    """(enum, variant) -> the `#[error("...")]` format of that variant (see `error_variants`)."""
+    found: dict[tuple[str, str], str] = {}
+    for enum, variant, fmt, _line in error_variants(src):
+        found.setdefault((enum, variant), fmt)
+    return found
+
+
+_CONSTRUCTOR = re.compile(r"\b([A-Z]\w*)::([A-Z]\w*)\s*([({])")
+_FIELD = re.compile(r"\b([a-z_]\w*)\s*:\s*(?:format!\s*\(\s*)?(?=r#*\"|\")")
+_FORMAT_CALL = re.compile(r"\s*format!\s*\(")
+_WORD = re.compile(r"[A-Za-z]{3,}")
+
+
+def _generic(fmt: str) -> bool:
+    """Whether a format's literal text alone has fewer than three words of 3+ letters."""
+    return len(_WORD.findall(_PLACEHOLDER.sub(" ", fmt))) < 3
+
+
+def _escape_braces(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def constructed(
+    src: str,
+    formats: dict[tuple[str, str], str],
+    level: str,
+    *,
+    skip_tests: bool = True,
+) -> Iterator[RustMessage]:
+    """The texts built where code constructs an error variant whose own format is too generic
+    to read alone, filling its placeholders from the string literals passed for them:
+    `CudaError::InternalError("dtype mismatch in matmul op")` prints `internal error 'dtype
+    mismatch in matmul op'`, `Error::Msg(format!("..."))` the format itself, and
+    `Error::UnexpectedDType { msg: "...", expected, got }` `"<msg>, expected: {expected:?}, got:
+    {got:?}"`. Only a `{name}` (Display) placeholder is filled; a `format!` argument stays a
+    format, a plain literal's braces are escaped."""
+    if skip_tests:
+        src = blank_tests(src)
+    src = blank_comments(src)
+    functions = _Functions(src)
+    for m in _CONSTRUCTOR.finditer(src):
+        fmt = formats.get((m.group(1), m.group(2)))
+        if fmt is None or not _generic(fmt):
+            continue
+        values: dict[str, str] = {}
+        if m.group(3) == "(":
+            pos = m.end()
+            call = _FORMAT_CALL.match(src, pos)
+            lit = literal_at(src, call.end() if call else pos)
+            if lit is not None:
+                values["0"] = lit[0] if call else _escape_braces(lit[0])
+        else:
+            end = _block_end(src, m.end() - 1)
+            depth_ok = src.find("{", m.end(), end - 1) < 0  # a flat `{ field: value, ... }`
+            for field in _FIELD.finditer(src, m.end(), end) if depth_ok else ():
+                lit = literal_at(src, field.end())
+                if lit is not None:
+                    formatted = "format!" in src[field.start() : field.end()]
+                    values[field.group(1)] = lit[0] if formatted else _escape_braces(lit[0])
+        text = fmt
+        for name, value in values.items():
+            text = text.replace("{" + name + "}", value)
+        if text == fmt or not re.search(r"[A-Za-z]{3}", text):
+            continue
+        yield RustMessage(
+            text, style_of(text), functions.line(m.start()), level, functions.at(m.start())
+        )

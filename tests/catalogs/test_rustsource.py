@@ -80,3 +80,61 @@ def test_scan_rust_reads_the_named_folders_in_sorted_order(tmp_path: Path) -> No
     assert rustsource.scan_rust(tmp_path, ("src", "missing")) == [
         ("second one", "literal", "src/b.rs", 1, "panic", "b")
     ]
+
+
+def test_bindgen_enum_members_are_read_once_across_cuda_versions() -> None:
+    src = (
+        '#[cfg(any(feature = "cuda-11040"))]\n'
+        "pub enum cudaError_enum {\n"
+        "    CUDA_SUCCESS = 0,\n"
+        "    CUDA_ERROR_OUT_OF_MEMORY = 2,\n"
+        "}\n"
+        '#[cfg(any(feature = "cuda-12080"))]\n'
+        "pub enum cudaError_enum {\n"
+        "    CUDA_SUCCESS = 0,\n"
+        "    CUDA_ERROR_OUT_OF_MEMORY = 2,\n"
+        "    CUDA_ERROR_STUB_LIBRARY = 34,\n"
+        "}\n"
+        "pub enum other { OTHER = 1 }\n"
+    )
+    assert rustsource.enum_members(src, "cudaError_enum") == [
+        ("CUDA_SUCCESS", 3),
+        ("CUDA_ERROR_OUT_OF_MEMORY", 4),
+        ("CUDA_ERROR_STUB_LIBRARY", 10),
+    ]
+
+
+def test_error_variants_and_the_texts_built_from_them() -> None:
+    enums = (
+        "#[derive(thiserror::Error, Debug)]\n"
+        "pub enum CudaError {\n"
+        "    #[error(transparent)]\n"
+        "    Cuda(#[from] DriverError),\n"
+        "    /// a doc comment between the attribute and the variant is skipped\n"
+        "    #[error(\"internal error '{0}'\")]\n"
+        "    InternalError(&'static str),\n"
+        '    #[error("{msg}, expected: {expected:?}, got: {got:?}")]\n'
+        "    UnexpectedDType { msg: &'static str, expected: DType, got: DType },\n"
+        '    #[error("shape mismatch in {op}, lhs: {lhs:?}, rhs: {rhs:?}")]\n'
+        "    ShapeMismatchBinaryOp { lhs: Shape, rhs: Shape, op: &'static str },\n"
+        "}\n"
+    )
+    assert [(e, v, line) for e, v, _fmt, line in rustsource.error_variants(enums)] == [
+        ("CudaError", "InternalError", 6),
+        ("CudaError", "UnexpectedDType", 8),
+        ("CudaError", "ShapeMismatchBinaryOp", 10),
+    ]
+    formats = rustsource.error_formats(enums)
+    uses = (
+        "fn matmul() {\n"
+        '    Err(CudaError::InternalError("dtype mismatch in {matmul}"))?;\n'
+        '    Err(CudaError::UnexpectedDType { msg: "ids should be u8", expected, got })?;\n'
+        '    Err(CudaError::ShapeMismatchBinaryOp { lhs, rhs, op: "matmul" })?;\n'
+        "}\n"
+    )
+    built = [(m.text, m.line, m.function) for m in rustsource.constructed(uses, formats, "Error")]
+    # the shape variant's own text is specific enough: it is read as it stands, not per op
+    assert built == [
+        ("internal error 'dtype mismatch in {{matmul}}'", 2, "matmul"),
+        ("ids should be u8, expected: {expected:?}, got: {got:?}", 3, "matmul"),
+    ]
