@@ -304,6 +304,9 @@ def _emitter(record: ProgressRecord) -> Emitter:
 def build_series(records: Iterable[ProgressRecord]) -> list[Series]:
     """One series per emitter, its records in the order they were printed."""
     grouped: dict[Emitter, Series] = {}
+    by_rank: dict[int, Emitter] = {}
+    """the first emitter of each rank: a key of `grouped` once its record is kept (a record
+    skipped below is a repeat, whose emitter is already there)"""
     seen: set[tuple[Emitter, str, int | None, tuple[tuple[str, float], ...]]] = set()
     for record in records:
         if record.point.format_id == PROBE_KEY:
@@ -311,7 +314,7 @@ def build_series(records: Iterable[ProgressRecord]) -> list[Series]:
         emitter = _emitter(record)
         if emitter.rank is not None:
             # Lines stating the rank join that rank's series, whatever host the file names.
-            emitter = next((e for e in grouped if e.rank == emitter.rank), emitter)
+            emitter = by_rank.setdefault(emitter.rank, emitter)
         # The same line twice (a launcher's tee and the rank's own file) is one point.
         point = record.point
         key = (emitter, point.format_id, point.step, tuple(sorted(point.values.items())))
