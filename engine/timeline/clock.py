@@ -86,10 +86,14 @@ def estimate_offsets(matches: Iterable[Match]) -> dict[str, HostClock]:
     reference = max(sorted(anchors_per_host), key=lambda h: anchors_per_host[h])
     edges = {pair: statistics.median(diffs) for pair, diffs in pair_diffs.items()}
     offsets = _solve(edges, reference)
+    pairs_of: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for pair in pair_diffs:  # each host's own pairs: 512 hosts share some 131,000
+        pairs_of[pair[0]].append(pair)
+        pairs_of[pair[1]].append(pair)
     return {
         host: HostClock(
             offset_s=round(offset, 6),
-            uncertainty_s=_uncertainty(host, offsets, pair_diffs),
+            uncertainty_s=_uncertainty(offsets, {p: pair_diffs[p] for p in pairs_of[host]}),
             anchors=anchors_per_host[host],
         )
         for host, offset in sorted(offsets.items())
@@ -125,12 +129,12 @@ def _component(neighbours: dict[str, list[tuple[str, float]]], start: str) -> se
     return seen
 
 
-def _uncertainty(
-    host: str, offsets: dict[str, float], pair_diffs: dict[tuple[str, str], list[float]]
-) -> float:
+def _uncertainty(offsets: dict[str, float], own_pairs: dict[tuple[str, str], list[float]]) -> float:
+    """The spread of a host's anchor differences around the solved offsets, over the pairs it
+    is in (`own_pairs`)."""
     residuals: list[float] = []
-    for (a, b), diffs in pair_diffs.items():
-        if host not in (a, b) or a not in offsets or b not in offsets:
+    for (a, b), diffs in own_pairs.items():
+        if a not in offsets or b not in offsets:
             continue
         predicted = offsets[a] - offsets[b]
         residuals.extend(abs(d - predicted) for d in diffs)
