@@ -71,6 +71,7 @@ class Traits:
     relay: Relay | None = None
     locates_origin: bool = True
     host_record: bool = False
+    unread: bool = False
     symptom_confidence: SymptomConfidence = field(
         default_factory=lambda: SymptomConfidence(0.4, 0.4, 0.4)
     )
@@ -128,6 +129,7 @@ _TRAIT_FIELDS = frozenset(
         "relay",
         "locates_origin",
         "host_record",
+        "unread",
         "symptom_confidence",
     }
 )
@@ -156,6 +158,7 @@ def _traits(class_id: str, entry: dict, default_confidence: SymptomConfidence) -
         relay=Relay(entry["relay"]) if entry.get("relay") else None,
         locates_origin=bool(entry.get("locates_origin", True)),
         host_record=bool(entry.get("host_record", False)),
+        unread=bool(entry.get("unread", False)),
         symptom_confidence=(
             _symptom_confidence(confidence) if confidence is not None else default_confidence
         ),

@@ -274,6 +274,7 @@ def form_hypotheses(
     _undetermined_if_node_wide(top, matches)
     _undetermined_if_others_stopped_unseen(top, matches)
     _undetermined_if_unknown_and_raised_in_a_collective(top)
+    _undetermined_if_unread(top)
     for hypothesis in hypotheses:
         hypothesis.finding = hypothesis.finding or _stated(hypothesis)
     if top.finding is None:
@@ -447,6 +448,27 @@ def _undetermined_if_unknown_and_raised_in_a_collective(hypothesis: Hypothesis) 
         candidates=(rank,),
         reason=f"rank {rank}'s exception, which no signature knows, was raised inside {call}: a "
         "collective fails on every rank that joined it, so it may have begun on a peer",
+    )
+
+
+def _undetermined_if_unread(hypothesis: Hypothesis) -> None:
+    """A line no class fits, stated by one rank: what failed there is not known, so neither is
+    whether it is a fault every rank met alike (a library's error raised on each) or one that
+    began on that rank. The rank is a candidate, not named."""
+    origin = hypothesis.originating
+    if origin is None or origin.rank is None or not hypothesis.traits.unread:
+        return
+    located = hypothesis.culprit.finding if hypothesis.culprit is not None else None
+    if hypothesis.dump_candidate is not None or (located and located.mechanism != "stated"):
+        return  # located by other evidence (the peers' reports, the dumps), not by the line
+    rank = origin.rank
+    hypothesis.originating = Attribution(host=origin.host)
+    hypothesis.finding = Finding(
+        None,
+        "undetermined",
+        candidates=(rank,),
+        reason=f"rank {rank} printed a failure no class fits: whether the other ranks met it "
+        "too, or it began there, is not known",
     )
 
 

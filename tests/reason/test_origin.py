@@ -210,3 +210,14 @@ def test_a_traceback_cut_before_its_exception_names_no_rank() -> None:
     assert top.originating_rank is None
     assert top.candidate_ranks == [14]
     assert "exception is not in the input" in top.candidate_reason
+
+
+def test_a_failure_no_class_fits_leaves_the_rank_that_printed_it_a_candidate() -> None:
+    # Real lines (public issue pytorch/pytorch#137145): rank 0's SymmetricMemory rendezvous
+    # fails with "CUDA driver error: out of memory", which no class fits (the thread found an
+    # overflow in the size every rank computes alike); only rank 0's output is pasted.
+    top = _top([FIXTURES / "pytorch-137145-unknown-driver-error.log"])
+    assert top.failure_class == "unknown"
+    assert top.originating_rank is None
+    assert top.candidate_ranks == [0]
+    assert "no class fits" in top.candidate_reason
