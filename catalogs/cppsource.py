@@ -141,14 +141,15 @@ def source_files(
     suffixes: Collection[str],
     skip: tuple[str, ...],
     roots: Sequence[str] = ("src",),
+    include: tuple[str, ...] = ("",),
 ) -> Iterator[tuple[Path, str]]:
     """The C/C++ files under each of `roots` in `checkout` with one of `suffixes`, in a stable
-    order, with their path relative to the checkout; those starting with a prefix in `skip`
-    are left out."""
+    order, with their path relative to the checkout; only those starting with a prefix in
+    `include` (a folder, or the start of a file name), and none starting with one in `skip`."""
     for root in roots:
         for path in sorted((checkout / root).rglob("*")):
             if path.suffix not in suffixes or not path.is_file():
                 continue
             rel = path.relative_to(checkout).as_posix()
-            if not rel.startswith(skip):
+            if rel.startswith(include) and not rel.startswith(skip):
                 yield path, rel

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from catalogs.core import Message
 from catalogs.core.csource import find_calls
-from catalogs.cppsource import _args, _blank_comments, _enclosing_function
+from catalogs.cppsource import _args, _blank_comments, _enclosing_function, source_files
 from catalogs.cppstreams import _piece, _split_top
 from catalogs.python_messages import extract_python
 
@@ -133,12 +133,7 @@ def _cpp_file(rel: str, text: str, release: str) -> list[Message]:
 
 def _cpp(checkout: Path, release: str) -> list[Message]:
     found: list[Message] = []
-    for path in sorted(checkout.rglob("*")):
-        if path.suffix not in CPP_SUFFIXES or not path.is_file():
-            continue
-        rel = path.relative_to(checkout).as_posix()
-        if not rel.startswith(CPP_INCLUDE) or rel.startswith(CPP_SKIP):
-            continue
+    for path, rel in source_files(checkout, CPP_SUFFIXES, CPP_SKIP, ("",), CPP_INCLUDE):
         found += _cpp_file(rel, path.read_text(encoding="utf-8", errors="replace"), release)
     return found
 
