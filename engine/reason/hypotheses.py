@@ -285,6 +285,15 @@ def form_hypotheses(
     return with_open_readings(hypotheses)
 
 
+def _leave_undetermined(
+    hypothesis: Hypothesis, host: str | None, candidates: tuple[int, ...], reason: str
+) -> None:
+    """No rank named: the hypothesis keeps only the host (when one) and the ranks that remain
+    possible, with the reason none is named."""
+    hypothesis.originating = Attribution(host=host)
+    hypothesis.finding = Finding(None, "undetermined", candidates=candidates, reason=reason)
+
+
 def _undetermined_if_everywhere_at_once(hypothesis: Hypothesis) -> None:
     """Several ranks hitting the same root cause at once (a bug every rank executes, a fault
     they share) did not begin on any one of them: the rank is left undetermined."""
@@ -301,14 +310,13 @@ def _undetermined_if_everywhere_at_once(hypothesis: Hypothesis) -> None:
         return
     hosts = {m.event.host for m in hypothesis.roots if m.event.rank in at_onset}
     host = hosts.pop() if len(hosts) == 1 else None
-    hypothesis.originating = Attribution(host=host)
     listed = ", ".join(str(r) for r in sorted(at_onset))  # type: ignore[type-var]
-    hypothesis.finding = Finding(
-        None,
-        "undetermined",
-        candidates=tuple(sorted(r for r in at_onset if r is not None)),
-        reason=f"ranks {listed} met {hypothesis.failure_class} within {TIE_WINDOW_S:.0f} s of "
-        "each other: a fault they share, or one the clocks cannot order",
+    _leave_undetermined(
+        hypothesis,
+        host,
+        tuple(sorted(r for r in at_onset if r is not None)),
+        f"ranks {listed} met {hypothesis.failure_class} within {TIE_WINDOW_S:.0f} s of each "
+        "other: a fault they share, or one the clocks cannot order",
     )
 
 
@@ -350,8 +358,7 @@ def _undetermined_if_alone(
         )
     else:
         return
-    hypothesis.originating = Attribution(host=origin.host)
-    hypothesis.finding = Finding(None, "undetermined", candidates=candidates, reason=reason)
+    _leave_undetermined(hypothesis, origin.host, candidates, reason)
 
 
 def _undetermined_if_node_wide(hypothesis: Hypothesis, matches: Sequence[Match]) -> None:
@@ -370,13 +377,12 @@ def _undetermined_if_node_wide(hypothesis: Hypothesis, matches: Sequence[Match])
         }
         | {origin.rank}
     )
-    hypothesis.originating = Attribution(host=host)
     where = f"host {host}" if host is not None else "its host"
-    hypothesis.finding = Finding(
-        None,
-        "undetermined",
-        candidates=tuple(on_host),
-        reason=f"{hypothesis.failure_class} is a resource every process on {where} shares; "
+    _leave_undetermined(
+        hypothesis,
+        host,
+        tuple(on_host),
+        f"{hypothesis.failure_class} is a resource every process on {where} shares; "
         f"rank {origin.rank} reported it first, which does not say it began there",
     )
 
@@ -415,14 +421,13 @@ def _undetermined_if_others_stopped_unseen(
     hosts = {
         m.event.host for m in matches if m.event.rank in candidates and m.event.host is not None
     }
-    hypothesis.originating = Attribution(host=hosts.pop() if len(hosts) == 1 else None)
     listed = ", ".join(str(r) for r in unseen)
-    hypothesis.finding = Finding(
-        None,
-        "undetermined",
-        candidates=tuple(sorted(candidates)),
-        reason=f"rank(s) {listed} printed a traceback whose exception is not in the input, at "
-        f"about the time rank {named} met {hypothesis.failure_class}, a fault in what every rank "
+    _leave_undetermined(
+        hypothesis,
+        hosts.pop() if len(hosts) == 1 else None,
+        tuple(sorted(candidates)),
+        f"rank(s) {listed} printed a traceback whose exception is not in the input, at about "
+        f"the time rank {named} met {hypothesis.failure_class}, a fault in what every rank "
         "runs: they may have met it too",
     )
 
@@ -441,12 +446,11 @@ def _undetermined_if_unknown_and_raised_in_a_collective(hypothesis: Hypothesis) 
     if call is None:
         return
     rank = origin.rank
-    hypothesis.originating = Attribution(host=origin.host)
-    hypothesis.finding = Finding(
-        None,
-        "undetermined",
-        candidates=(rank,),
-        reason=f"rank {rank}'s exception, which no signature knows, was raised inside {call}: a "
+    _leave_undetermined(
+        hypothesis,
+        origin.host,
+        (rank,),
+        f"rank {rank}'s exception, which no signature knows, was raised inside {call}: a "
         "collective fails on every rank that joined it, so it may have begun on a peer",
     )
 
@@ -462,13 +466,12 @@ def _undetermined_if_unread(hypothesis: Hypothesis) -> None:
     if hypothesis.dump_candidate is not None or (located and located.mechanism != "stated"):
         return  # located by other evidence (the peers' reports, the dumps), not by the line
     rank = origin.rank
-    hypothesis.originating = Attribution(host=origin.host)
-    hypothesis.finding = Finding(
-        None,
-        "undetermined",
-        candidates=(rank,),
-        reason=f"rank {rank} printed a failure no class fits: whether the other ranks met it "
-        "too, or it began there, is not known",
+    _leave_undetermined(
+        hypothesis,
+        origin.host,
+        (rank,),
+        f"rank {rank} printed a failure no class fits: whether the other ranks met it too, or "
+        "it began there, is not known",
     )
 
 
