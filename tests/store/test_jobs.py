@@ -23,12 +23,13 @@ def _job_id(number: int) -> str:
 def test_a_claimed_job_is_held_by_its_worker_until_its_lease_runs_out(store: IncidentStore) -> None:
     jobs = StoreJobs(store)
     jobs.submit(_job_id(1), "acme", BODY, **ROOMY)
-    first = jobs.claim("replica-a:1", lease_s=0.5)
+    # A lease long enough that a loaded machine still asks again before it runs out.
+    first = jobs.claim("replica-a:1", lease_s=1.5)
     assert first is not None
     assert (first.id, first.tenant, first.body, first.attempts) == (_job_id(1), "acme", BODY, 1)
-    assert jobs.claim("replica-b:2", lease_s=0.5) is None
+    assert jobs.claim("replica-b:2", lease_s=1.5) is None
     assert jobs.get(_job_id(1)).state == JobState.running  # type: ignore[union-attr]
-    time.sleep(0.7)  # replica a died: nothing renews its lease
+    time.sleep(1.7)  # replica a died: nothing renews its lease
     again = jobs.claim("replica-b:2", lease_s=30)
     assert again is not None and again.id == _job_id(1) and again.attempts == 2
     assert jobs.get(_job_id(1)).claimed_by == "replica-b:2"  # type: ignore[union-attr]
@@ -37,10 +38,10 @@ def test_a_claimed_job_is_held_by_its_worker_until_its_lease_runs_out(store: Inc
 def test_a_renewed_lease_keeps_the_job_with_its_worker(store: IncidentStore) -> None:
     jobs = StoreJobs(store)
     jobs.submit(_job_id(2), "acme", BODY, **ROOMY)
-    assert jobs.claim("replica-a:1", lease_s=0.6) is not None
+    assert jobs.claim("replica-a:1", lease_s=1.5) is not None
     for _ in range(3):
-        time.sleep(0.3)
-        assert jobs.renew([_job_id(2)], "replica-a:1", lease_s=0.6) == {_job_id(2)}
+        time.sleep(0.6)  # three renewals span more than one lease
+        assert jobs.renew([_job_id(2)], "replica-a:1", lease_s=1.5) == {_job_id(2)}
     assert jobs.claim("replica-b:2", lease_s=30) is None
 
 
