@@ -46,6 +46,10 @@ def judged(text: str, carried: bool | None = None) -> bool:
         "123456.0     python   gpu        acct         8  NODE_FAIL      1:0",
         "    Type:                  Failed",
         '        "cyclecloud_node_fail slurm     2022-11-22T13:25:08 viz3d-1",',
+        # A live process's stacks, dumped because it looked stuck: faulthandler's thread header
+        # (deepspeedai/DeepSpeed#860) and py-spy dump's.
+        "Thread 0x00007f57caf71740 (most recent call first):",
+        'Thread 0x7F2B4A3FE740 (idle): "MainThread"',
     ],
 )
 def test_a_line_that_reports_a_failure_is_abnormal_whatever_its_level(line: str) -> None:
