@@ -38,6 +38,13 @@ EARLY_LINES = 3
 LATE = 0.5
 LLM_WEIGHT = 0.6
 OVERRIDE_MARGIN = 0.15
+LOOSE_RESEMBLANCE = 0.6
+"""A past incident less similar than this (cosine of the template embeddings) resembles this
+failure too loosely to take first place from a rules candidate, even a generic one, on its own:
+on the blind rounds 88-95 the three best efforts that put a retrieval-only class above the
+rules' generic exception were right at a nearest similarity of 0.71 and wrong at 0.53 and 0.57
+(a Lightning `MisconfigurationException` read as a launch error, a `ValueError: too many values
+to unpack` as a file-descriptor limit). A thin sample: the figure is a floor, not a fit."""
 CALIBRATION = 3.0
 """How fast confidence rises with the fused score (see `Candidate.confidence`): near zero it is
 CALIBRATION x score x the ceiling. Fitted on the 23 best efforts of the blind rounds 8 and 9
@@ -140,6 +147,7 @@ def fuse(
     """Failure classes ranked by fused support, best first; `unknown` never among them."""
     cues = cues or load_cues()
     candidates: dict[str, Candidate] = {}
+    nearest_by_class: dict[str, float] = {}
 
     def add(cls: str, source: str, support: float) -> None:
         if cls == UNKNOWN or support <= 0.0:
@@ -152,6 +160,7 @@ def fuse(
         add(cause.failure_class, "rules", weight * cause.confidence)
     for vote in votes:
         nearest = max(n.similarity for n in vote.neighbours)
+        nearest_by_class[vote.failure_class] = nearest
         add(vote.failure_class, "retrieval", RETRIEVAL_WEIGHT * vote.share * nearest)
     for cause in drafted:
         add(cause.failure_class, "llm", LLM_WEIGHT * cause.confidence)
@@ -164,7 +173,19 @@ def fuse(
             doubt *= 1.0 - support
         candidate.score = 1.0 - doubt
     ranked = sorted(candidates.values(), key=lambda c: -c.score)
-    return _rules_first(ranked, rules_causes, cues)
+    return _no_loose_override(_rules_first(ranked, rules_causes, cues), nearest_by_class)
+
+
+def _no_loose_override(ranked: list[Candidate], nearest: dict[str, float]) -> list[Candidate]:
+    """A class only a loosely similar past incident supports stays behind the rules' own."""
+    if not ranked or set(ranked[0].support) != {"retrieval"}:
+        return ranked
+    if nearest.get(ranked[0].failure_class, 0.0) >= LOOSE_RESEMBLANCE:
+        return ranked
+    own = next((c for c in ranked if "rules" in c.support), None)
+    if own is None:
+        return ranked
+    return [own, *(c for c in ranked if c is not own)]
 
 
 def _rules_first(

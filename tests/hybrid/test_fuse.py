@@ -110,3 +110,18 @@ def test_glibc_s_heap_checks_are_a_native_crash_cue_not_corrupt_data() -> None:
     assert "corrupt_or_missing_data" in cue_support(["OSError: image file is truncated"], cues)
     ranked = fuse([rules("native_crash", 0.5)], [], [heap, handler])
     assert ranked[0].failure_class == "native_crash"
+
+
+def test_a_loosely_similar_incident_alone_does_not_displace_the_rules_generic_answer() -> None:
+    # Blind round 92: GLM-130B's conversion script's "ValueError: too many values to unpack"
+    # (python_exception, right) was displaced by two past incidents at similarity 0.57.
+    unpack = "ValueError: too many values to unpack (expected 2)"
+    loose = fuse(
+        [rules("python_exception", 0.45)], votes(("fd_or_process_limit", 0.9, 0.57)), [unpack]
+    )
+    assert loose[0].failure_class == "python_exception"
+    assert loose[1].failure_class == "fd_or_process_limit"
+    close = fuse(
+        [rules("python_exception", 0.45)], votes(("dependency_error", 0.9, 0.85)), [unpack]
+    )
+    assert close[0].failure_class == "dependency_error"
