@@ -50,6 +50,8 @@ def judged(text: str, carried: bool | None = None) -> bool:
         # (deepspeedai/DeepSpeed#860) and py-spy dump's.
         "Thread 0x00007f57caf71740 (most recent call first):",
         'Thread 0x7F2B4A3FE740 (idle): "MainThread"',
+        # An Xid event quoted without the kernel's NVRM prefix (skypilot-org/skypilot#10468).
+        "Xid 78: Guest driver is incompatible with host driver",
     ],
 )
 def test_a_line_that_reports_a_failure_is_abnormal_whatever_its_level(line: str) -> None:
