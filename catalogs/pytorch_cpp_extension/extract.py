@@ -13,9 +13,10 @@ module needs read beside it:
   runtime is found" note instead of logging them (`catalogs/python_messages.py` reads the
   calls, level PRINT);
 - its long texts are module constants used far from where they are defined
-  (`raise RuntimeError(CUDA_MISMATCH_MESSAGE.format(...))`, `logger.warning(ABI_INCOMPATIBILITY_WARNING,
-  compiler)`), which a function-scoped reader cannot resolve: each use of a module-level string
-  constant as a raise's, a warning's or a log call's message is a message at the use's line;
+  (`raise RuntimeError(CUDA_MISMATCH_MESSAGE.format(...))`,
+  `logger.warning(ABI_INCOMPATIBILITY_WARNING, compiler)`), which a function-scoped reader
+  cannot resolve: each use of a module-level string constant as a raise's, a warning's or a log
+  call's message is a message at the use's line;
 - a failed ninja run raises `RuntimeError(error_prefix + ": " + output)`, the prefix being an
   argument its callers pass (`error_prefix=f"Error building extension '{name}'"`): each such
   argument is a RuntimeError message at the caller's line.
@@ -139,6 +140,7 @@ class _ConstantUses(ast.NodeVisitor):
             for kw in node.keywords:
                 if kw.arg != "error_prefix":
                     continue
+                style: Style
                 if isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
                     text, style = kw.value.value, "literal"
                 elif isinstance(kw.value, ast.JoinedStr):
@@ -151,7 +153,7 @@ class _ConstantUses(ast.NodeVisitor):
                 else:
                     continue
                 stack = ".".join(self.stack) or "<module>"
-                self.found.append((text, style, node.lineno, "RuntimeError", stack))  # type: ignore[arg-type]
+                self.found.append((text, style, node.lineno, "RuntimeError", stack))
         self.generic_visit(node)
 
 
