@@ -71,10 +71,14 @@ UNDETERMINED = {
     # 70): the hang it reports, peer-to-peer that the IOMMU blocked, shows only as bandwidths
     # (about 2 GB/s with P2P on against 13 with it off) that no line calls a failure ...
     "issue-stas00-ml-engineering-1",
-    # ... and MLX under mpirun whose ranks each print their own "Distributed available: False"
+    # ... MLX under mpirun whose ranks each print their own "Distributed available: False"
     # and an un-summed array (blind round 83): a wheel built without MPI, which no program
-    # reports as a failure.
+    # reports as a failure ...
     "issue-ml-explore-mlx-1196",
+    # ... and torchtitan's validation debug prints, rank 1 at batch 89 and rank 0 at 87 when
+    # the paste ends (blind round 94): ranks with different numbers of validation batches, one
+    # left waiting in FSDP's collectives; that it hung there is the reporter's word, not a line.
+    "issue-pytorch-torchtitan-1618",
 }
 FAILING = [
     pytest.param(
