@@ -1,0 +1,130 @@
+"""Hugging Face datasets' failure messages, from the source of a pinned release (see source.yaml).
+
+Scope: the `datasets` package a training run goes through when it loads and prepares data:
+`load_dataset` and the module factories (load.py: Hub and local datasets, loading scripts,
+configs), the builders and the Arrow writer and reader (builder.py, arrow_writer.py,
+arrow_reader.py: generation, the cache, its locks and fingerprints), splits and verification,
+features and casts (features/, table.py), Dataset and IterableDataset operations (map, filter,
+select, formatting: arrow_dataset.py, iterable_dataset.py, fingerprint.py), streaming
+(download/, utils/file_utils.py), data files and patterns (data_files.py), the packaged builders
+(json, csv, parquet, arrow, text, image/audio folders, webdataset, ...) and the utilities. Read with
+`ast` (`catalogs/python_messages.py`): raises, `logger.error/warning(...)`, `warnings.warn` and the
+asserts that state a requirement.
+
+Out of scope: the `datasets-cli` commands (`commands/`), which a training run does not print.
+
+One shape the shared reader does not see: an exception class's constructor called outside a
+`raise` (`return cls("An error occurred while generating the dataset" + explanation_message ...)`
+in `DatasetGenerationCastError.from_cast_error`, whose caller raises what it returns), read at
+the class that defines the method.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from pathlib import Path
+
+from catalogs.python_messages import (
+    Found,
+    _assemble,
+    _Text,
+    extract_python,
+    release_root,
+    to_messages,
+)
+
+EMITTER = "hf_datasets"
+PACKAGE = "src/datasets/"
+INCLUDE = (PACKAGE,)
+EXCLUDE = (PACKAGE + "commands/",)
+# Python 3 prints the aliases of OSError by its own name ("raise EnvironmentError(...)" ->
+# "OSError: ...").
+ALIASES = {"IOError": "OSError", "EnvironmentError": "OSError"}
+
+
+class _ClassConstructors(ast.NodeVisitor):
+    """`cls(...)` inside a classmethod of an exception class: the exception the method builds for
+    its caller to raise, with the message resolved to the assignments before it."""
+
+    def __init__(self, rel: str) -> None:
+        self.rel = rel
+        self.found: list[Found] = []
+        self.classes: list[str] = []
+        self.functions: list[str] = ["<module>"]
+        self.env: list[dict[str, ast.AST]] = [{}]
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.classes.append(node.name)
+        self.generic_visit(node)
+        self.classes.pop()
+
+    def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.functions.append(node.name)
+        self.env.append({})
+        self.generic_visit(node)
+        self.env.pop()
+        self.functions.pop()
+
+    visit_FunctionDef = _scope
+    visit_AsyncFunctionDef = _scope
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            self.env[-1][node.targets[0].id] = node.value
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        # `explanation_message += f"..."`: the text printed when both ran
+        target = node.target
+        if isinstance(target, ast.Name) and isinstance(node.op, ast.Add):
+            prev = self.env[-1].get(target.id)
+            if prev is not None:
+                self.env[-1][target.id] = ast.BinOp(left=prev, op=ast.Add(), right=node.value)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        f = node.func
+        if (
+            isinstance(f, ast.Name)
+            and f.id == "cls"
+            and node.args
+            and self.classes
+            and self.classes[-1].endswith(("Error", "Exception"))
+        ):
+            out = _Text()
+            if _assemble(node.args[0], self.env[-1], out) and out.has_literal():
+                self.found.append(
+                    Found(
+                        out.render(),
+                        out.style,
+                        self.rel,
+                        node.lineno,
+                        self.classes[-1],
+                        self.functions[-1],
+                    )
+                )
+        self.generic_visit(node)
+
+
+def _built(checkout: Path, release: str) -> list:
+    root = release_root(checkout, release)
+    found: list[Found] = []
+    for path in sorted((root / PACKAGE).rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith(EXCLUDE):
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"), filename=rel)
+        except (SyntaxError, ValueError):
+            continue
+        visitor = _ClassConstructors(rel)
+        visitor.visit(tree)
+        found += visitor.found
+    return to_messages(found, EMITTER, release)
+
+
+def extract(checkout: Path, release: str) -> list:
+    found = extract_python(checkout, release, EMITTER, INCLUDE, EXCLUDE)
+    found += _built(checkout, release)
+    return [replace(m, level=ALIASES.get(m.level, m.level)) for m in found]
