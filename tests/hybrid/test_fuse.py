@@ -125,3 +125,10 @@ def test_a_loosely_similar_incident_alone_does_not_displace_the_rules_generic_an
         [rules("python_exception", 0.45)], votes(("dependency_error", 0.9, 0.85)), [unpack]
     )
     assert close[0].failure_class == "dependency_error"
+
+
+def test_a_library_s_not_found_error_is_a_missing_data_cue() -> None:
+    # Blind round 100: OpenVLA's fine-tuning asked tensorflow_datasets for a dataset name its
+    # script defaulted to.
+    line = "tensorflow_datasets.core.registered.DatasetNotFoundError: Dataset droid_wipe not found."
+    assert "corrupt_or_missing_data" in cue_support([line], load_cues())
