@@ -104,5 +104,13 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "93": 6,
         "94": 6,
         "95": 6,
+        "96": 5,
+        "97": 6,
+        "98": 8,
+        "99": 6,
+        "100": 4,
+        "101": 4,
+        "102": 5,
+        "103": 5,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]

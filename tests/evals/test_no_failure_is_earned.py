@@ -75,10 +75,16 @@ UNDETERMINED = {
     # and an un-summed array (blind round 83): a wheel built without MPI, which no program
     # reports as a failure ...
     "issue-ml-explore-mlx-1196",
-    # ... and torchtitan's validation debug prints, rank 1 at batch 89 and rank 0 at 87 when
-    # the paste ends (blind round 94): ranks with different numbers of validation batches, one
-    # left waiting in FSDP's collectives; that it hung there is the reporter's word, not a line.
+    # ... torchtitan's validation debug prints, rank 1 at batch 89 and rank 0 at 87 when the
+    # paste ends (blind round 94): ranks with different numbers of validation batches, one left
+    # waiting in FSDP's collectives; that it hung there is the reporter's word, not a line ...
     "issue-pytorch-torchtitan-1618",
+    # ... a PyTorchJob's MNIST example that downloads its data and prints "Done!" (blind round
+    # 96): the hang after it, from a base image's library versions, is the reporter's word ...
+    "issue-kubeflow-trainer-1601",
+    # ... and WeNet's start-up lines on two nodes, "training on multiple gpus, this gpu N"
+    # (blind round 101): the firewall that closed NCCL's ports shows only as the hang after them.
+    "issue-wenet-e2e-wenet-1490",
 }
 FAILING = [
     pytest.param(
