@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 LOG_LEVELS = {
     "error": "ERROR",
@@ -177,10 +178,13 @@ def _exc_name(node: ast.AST) -> str | None:
     return None
 
 
-class _Visitor(ast.NodeVisitor):
-    def __init__(self, file: str, named: dict[str, str] | None = None) -> None:
+class ScopedVisitor(ast.NodeVisitor):
+    """Walks one file knowing the function it is in and the names that function assigned, so a
+    message built in a variable (`msg = "..."; msg += f"..."; raise X(msg)`) is read where it is
+    raised. Catalogs subclass it for the shapes their emitter reports in."""
+
+    def __init__(self, file: str) -> None:
         self.file = file
-        self.named = named or {}
         self.found: list[Found] = []
         self.func_stack: list[str] = ["<module>"]
         self.env_stack: list[dict[str, ast.AST]] = [{}]
@@ -202,6 +206,7 @@ class _Visitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        # `message += "..."` after `message = "..."`: the text printed when both ran
         if isinstance(node.target, ast.Name) and isinstance(node.op, ast.Add):
             prev = self.env_stack[-1].get(node.target.id)
             if prev is not None:
@@ -209,6 +214,40 @@ class _Visitor(ast.NodeVisitor):
                     left=prev, op=ast.Add(), right=node.value
                 )
         self.generic_visit(node)
+
+
+class FileVisitor(Protocol):
+    """What `visit_package` needs of a visitor: it walks a tree and keeps what it found."""
+
+    found: list[Found]
+
+    def visit(self, node: ast.AST) -> Any: ...
+
+
+def visit_package(
+    root: Path, package: str, exclude: tuple[str, ...], visitor: Callable[[str], FileVisitor]
+) -> list[Found]:
+    """What `visitor(rel)` finds in each .py file of `root/package` (sorted, paths relative to
+    `root`), leaving out paths that start with an `exclude` prefix and files that do not parse."""
+    found: list[Found] = []
+    for path in sorted((root / package).rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith(exclude):
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"), filename=rel)
+        except (SyntaxError, ValueError):
+            continue
+        walker = visitor(rel)
+        walker.visit(tree)
+        found += walker.found
+    return found
+
+
+class _Visitor(ScopedVisitor):
+    def __init__(self, file: str, named: dict[str, str] | None = None) -> None:
+        super().__init__(file)
+        self.named = named or {}
 
     # --- emitters ---------------------------------------------------------------------------
     def _add(self, msg: ast.AST, level: str, line: int, extra_args: bool) -> None:

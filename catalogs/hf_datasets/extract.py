@@ -27,11 +27,13 @@ from pathlib import Path
 
 from catalogs.python_messages import (
     Found,
+    ScopedVisitor,
     _assemble,
     _Text,
     extract_python,
     release_root,
     to_messages,
+    visit_package,
 )
 
 EMITTER = "hf_datasets"
@@ -43,45 +45,18 @@ EXCLUDE = (PACKAGE + "commands/",)
 ALIASES = {"IOError": "OSError", "EnvironmentError": "OSError"}
 
 
-class _ClassConstructors(ast.NodeVisitor):
+class _ClassConstructors(ScopedVisitor):
     """`cls(...)` inside a classmethod of an exception class: the exception the method builds for
     its caller to raise, with the message resolved to the assignments before it."""
 
     def __init__(self, rel: str) -> None:
-        self.rel = rel
-        self.found: list[Found] = []
+        super().__init__(rel)
         self.classes: list[str] = []
-        self.functions: list[str] = ["<module>"]
-        self.env: list[dict[str, ast.AST]] = [{}]
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.classes.append(node.name)
         self.generic_visit(node)
         self.classes.pop()
-
-    def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        self.functions.append(node.name)
-        self.env.append({})
-        self.generic_visit(node)
-        self.env.pop()
-        self.functions.pop()
-
-    visit_FunctionDef = _scope
-    visit_AsyncFunctionDef = _scope
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            self.env[-1][node.targets[0].id] = node.value
-        self.generic_visit(node)
-
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        # `explanation_message += f"..."`: the text printed when both ran
-        target = node.target
-        if isinstance(target, ast.Name) and isinstance(node.op, ast.Add):
-            prev = self.env[-1].get(target.id)
-            if prev is not None:
-                self.env[-1][target.id] = ast.BinOp(left=prev, op=ast.Add(), right=node.value)
-        self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         f = node.func
@@ -93,15 +68,15 @@ class _ClassConstructors(ast.NodeVisitor):
             and self.classes[-1].endswith(("Error", "Exception"))
         ):
             out = _Text()
-            if _assemble(node.args[0], self.env[-1], out) and out.has_literal():
+            if _assemble(node.args[0], self.env_stack[-1], out) and out.has_literal():
                 self.found.append(
                     Found(
                         out.render(),
                         out.style,
-                        self.rel,
+                        self.file,
                         node.lineno,
                         self.classes[-1],
-                        self.functions[-1],
+                        self.func_stack[-1],
                     )
                 )
         self.generic_visit(node)
@@ -109,19 +84,7 @@ class _ClassConstructors(ast.NodeVisitor):
 
 def _built(checkout: Path, release: str) -> list:
     root = release_root(checkout, release)
-    found: list[Found] = []
-    for path in sorted((root / PACKAGE).rglob("*.py")):
-        rel = path.relative_to(root).as_posix()
-        if rel.startswith(EXCLUDE):
-            continue
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"), filename=rel)
-        except (SyntaxError, ValueError):
-            continue
-        visitor = _ClassConstructors(rel)
-        visitor.visit(tree)
-        found += visitor.found
-    return to_messages(found, EMITTER, release)
+    return to_messages(visit_package(root, PACKAGE, EXCLUDE, _ClassConstructors), EMITTER, release)
 
 
 def extract(checkout: Path, release: str) -> list:

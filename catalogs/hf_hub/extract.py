@@ -29,11 +29,13 @@ from pathlib import Path
 
 from catalogs.python_messages import (
     Found,
+    ScopedVisitor,
     _assemble,
     _Text,
     extract_python,
     release_root,
     to_messages,
+    visit_package,
 )
 
 EMITTER = "hf_hub"
@@ -80,39 +82,9 @@ INFO_FILES = (PACKAGE + "utils/_fixes.py",)
 ALIASES = {"IOError": "OSError", "EnvironmentError": "OSError"}
 
 
-class _Throwers(ast.NodeVisitor):
+class _Throwers(ScopedVisitor):
     """Calls of a helper that builds the exception its caller raises, with the message resolved
     to the assignments before it in the same function (as the shared reader resolves a raise)."""
-
-    def __init__(self, rel: str) -> None:
-        self.rel = rel
-        self.found: list[Found] = []
-        self.functions: list[str] = ["<module>"]
-        self.env: list[dict[str, ast.AST]] = [{}]
-
-    def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        self.functions.append(node.name)
-        self.env.append({})
-        self.generic_visit(node)
-        self.env.pop()
-        self.functions.pop()
-
-    visit_FunctionDef = _scope
-    visit_AsyncFunctionDef = _scope
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            self.env[-1][node.targets[0].id] = node.value
-        self.generic_visit(node)
-
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        # `message += "..."` after `message = "..."`: the text printed when both ran
-        target = node.target
-        if isinstance(target, ast.Name) and isinstance(node.op, ast.Add):
-            prev = self.env[-1].get(target.id)
-            if prev is not None:
-                self.env[-1][target.id] = ast.BinOp(left=prev, op=ast.Add(), right=node.value)
-        self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         f = node.func
@@ -122,41 +94,35 @@ class _Throwers(ast.NodeVisitor):
             cls = node.args[at_class]
             level = cls.id if isinstance(cls, ast.Name) else None
             out = _Text()
-            if level and _assemble(node.args[at_message], self.env[-1], out) and out.has_literal():
+            if (
+                level
+                and _assemble(node.args[at_message], self.env_stack[-1], out)
+                and out.has_literal()
+            ):
                 self._add(out, level, node.lineno)
         elif (
-            self.rel in INFO_FILES
+            self.file in INFO_FILES
             and isinstance(f, ast.Attribute)
             and f.attr == "info"
             and "log" in ast.unparse(f.value).lower()
             and node.args
         ):
             out = _Text()
-            if _assemble(node.args[0], self.env[-1], out) and out.has_literal():
+            if _assemble(node.args[0], self.env_stack[-1], out) and out.has_literal():
                 if out.style == "literal" and len(node.args) > 1:
                     out.style = "printf"  # logger.info("... %s", lock_file)
                 self._add(out, "INFO", node.lineno)
         self.generic_visit(node)
 
     def _add(self, out: _Text, level: str, line: int) -> None:
-        self.found.append(Found(out.render(), out.style, self.rel, line, level, self.functions[-1]))
+        self.found.append(
+            Found(out.render(), out.style, self.file, line, level, self.func_stack[-1])
+        )
 
 
 def _thrown(checkout: Path, release: str) -> list:
     root = release_root(checkout, release)
-    found: list[Found] = []
-    for path in sorted((root / PACKAGE).rglob("*.py")):
-        rel = path.relative_to(root).as_posix()
-        if rel.startswith(EXCLUDE):
-            continue
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"), filename=rel)
-        except (SyntaxError, ValueError):
-            continue
-        visitor = _Throwers(rel)
-        visitor.visit(tree)
-        found += visitor.found
-    return to_messages(found, EMITTER, release)
+    return to_messages(visit_package(root, PACKAGE, EXCLUDE, _Throwers), EMITTER, release)
 
 
 def extract(checkout: Path, release: str) -> list:

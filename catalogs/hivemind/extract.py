@@ -44,6 +44,7 @@ from catalogs.python_messages import (
     extract_python,
     release_root,
     to_messages,
+    visit_package,
 )
 
 EMITTER = "hivemind"
@@ -163,19 +164,7 @@ class _OtherCalls(ast.NodeVisitor):
 
 def _other_messages(checkout: Path, release: str) -> list:
     root = release_root(checkout, release)
-    found: list[Found] = []
-    for path in sorted((root / "hivemind").rglob("*.py")):
-        rel = path.relative_to(root).as_posix()
-        if rel.startswith(EXCLUDE):
-            continue
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"), filename=rel)
-        except (SyntaxError, ValueError):
-            continue
-        visitor = _OtherCalls(rel)
-        visitor.visit(tree)
-        found += visitor.found
-    return to_messages(found, EMITTER, release)
+    return to_messages(visit_package(root, "hivemind", EXCLUDE, _OtherCalls), EMITTER, release)
 
 
 def extract(checkout: Path, release: str) -> list:

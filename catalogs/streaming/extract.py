@@ -28,12 +28,14 @@ from pathlib import Path
 
 from catalogs.python_messages import (
     Found,
+    ScopedVisitor,
     _assemble,
     _exc_name,
     _Text,
     extract_python,
     release_root,
     to_messages,
+    visit_package,
 )
 
 EMITTER = "streaming"
@@ -56,22 +58,16 @@ WAIT_MESSAGE_AT = 3
 WAIT_SUFFIX = ((True, "{timeout:.3f}"), (False, " < "), (True, "{dt:.3f}"), (False, " secs."))
 
 
-class _OtherShapes(ast.NodeVisitor):
+class _OtherShapes(ScopedVisitor):
     """The waits whose timeout raises the caller's text, and raises of a module-level constant."""
 
-    def __init__(self, rel: str, constants: dict[str, ast.AST]) -> None:
-        self.rel = rel
-        self.constants = constants
-        self.found: list[Found] = []
-        self.functions: list[str] = ["<module>"]
+    def __init__(self, rel: str) -> None:
+        super().__init__(rel)
+        self.constants: dict[str, ast.AST] = {}
 
-    def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        self.functions.append(node.name)
+    def visit_Module(self, node: ast.Module) -> None:
+        self.constants = _module_constants(node)
         self.generic_visit(node)
-        self.functions.pop()
-
-    visit_FunctionDef = _scope
-    visit_AsyncFunctionDef = _scope
 
     def _add(
         self,
@@ -85,7 +81,7 @@ class _OtherShapes(ast.NodeVisitor):
             for is_placeholder, part in suffix:
                 (out.expr if is_placeholder else out.lit)(part)
             self.found.append(
-                Found(out.render(), out.style, self.rel, line, level, self.functions[-1])
+                Found(out.render(), out.style, self.file, line, level, self.func_stack[-1])
             )
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -125,19 +121,7 @@ def _module_constants(tree: ast.Module) -> dict[str, ast.AST]:
 
 def _other_messages(checkout: Path, release: str) -> list:
     root = release_root(checkout, release)
-    found: list[Found] = []
-    for path in sorted((root / "streaming").rglob("*.py")):
-        rel = path.relative_to(root).as_posix()
-        if rel.startswith(EXCLUDE):
-            continue
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"), filename=rel)
-        except (SyntaxError, ValueError):
-            continue
-        visitor = _OtherShapes(rel, _module_constants(tree))
-        visitor.visit(tree)
-        found += visitor.found
-    return to_messages(found, EMITTER, release)
+    return to_messages(visit_package(root, "streaming", EXCLUDE, _OtherShapes), EMITTER, release)
 
 
 def extract(checkout: Path, release: str) -> list:
