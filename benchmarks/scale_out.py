@@ -212,7 +212,9 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=Path("/tmp/denpex-bench-scale"))
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--workers", type=int, nargs="+", default=[2, 4])
+    parser.add_argument(
+        "--workers", type=int, nargs="*", default=[2, 4], help="local pool sizes to time"
+    )
     parser.add_argument("--broker", default="redis://127.0.0.1:6379/0")
     parser.add_argument(
         "--celery", type=int, nargs="*", default=[1, 2, 4], help="worker concurrencies to time"

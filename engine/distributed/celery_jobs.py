@@ -7,7 +7,8 @@ a job id, the job's progress (runs of files scanned of those planned, bytes) and
 the same `Diagnosis` `denpex diagnose` gives for those paths (timings aside).
 
 A job is a Celery chord: one `denpex.scan` task per run of files (`fanout.scan_units`), whose
-plain-JSON results `denpex.reduce` assembles into the evidence and reasons over, recording the
+plain-JSON results `denpex.reduce` reads back from the result backend one at a time (they do not
+travel in its message), assembles into the evidence and reasons over, recording the
 diagnosis under the job's id when the job names a store. Messages are JSON only (no pickle
 crosses the broker). Tasks are acknowledged late and given back when their worker dies, so a
 job survives a worker restart: with Redis, another worker takes an unacknowledged task up once
@@ -219,11 +220,17 @@ def _send(
         )
         for number, run in enumerate(runs)
     ]
-    reduce = app.signature("denpex.reduce", args=(spec,)).set(task_id=f"{job_id}.reduce")
+    # Immutable: the chord starts the reduce without handing it the parts' results in its
+    # message. Each part's result (about three quarters of its logs' size) stays under its own
+    # task id and the reduce reads them one at a time; 64 parts of a 1 GiB job in one message
+    # were past Redis's 512 MB bulk limit (benchmarks/README.md, scale_out at 256 KiB).
+    reduce = app.signature(
+        "denpex.reduce", args=({**spec, "parts": len(runs)},), immutable=True
+    ).set(task_id=f"{job_id}.reduce")
     if header:
         chord(header, app=app)(reduce)
     else:  # nothing to scan: the reduce says why there is nothing to diagnose
-        reduce.clone(args=([], spec)).apply_async(task_id=f"{job_id}.reduce")
+        reduce.apply_async(task_id=f"{job_id}.reduce")
     _unsubscribe(app, [f"{job_id}.scan.{n}" for n in range(len(runs))] + [f"{job_id}.reduce"])
 
 
@@ -413,8 +420,20 @@ def _scan_task(task: Task, indexes: list[int], refs: list[dict], settings: dict)
     return {**result, "indexes": indexes, "scanned_by": f"{socket.gethostname()}:{os.getpid()}"}
 
 
-def _reduce_task(_task: Task, results: list[dict], spec: dict) -> dict:
+def _part_results(task: Task, job_id: str, parts: int) -> list[dict]:
+    """The scan parts' results that reached the backend, read one at a time (a part that did
+    not is scanned again by the reduce)."""
+    results = []
+    for number in range(parts):
+        part = task.app.AsyncResult(f"{job_id}.scan.{number}")
+        if part.successful():
+            results.append(part.result)
+    return results
+
+
+def _reduce_task(task: Task, spec: dict) -> dict:
     started = time.perf_counter() - max(0.0, time.time() - spec["submitted_at"])
+    results = _part_results(task, spec["id"], spec["parts"])
     plan = _plan_of(spec["plan"])
     settings = ScanSettings.from_json(spec["settings"])
     units: dict[int, Any] = {}
