@@ -161,12 +161,17 @@ def broker_app() -> Iterator[Any]:
     from denpex.distributed import celery_jobs
     from denpex.distributed.commands import broker_app
 
-    app = broker_app(BROKER, f"denpex-test-{uuid.uuid4().hex[:8]}")
+    queue = f"denpex-test-{uuid.uuid4().hex[:8]}"
+    app = broker_app(BROKER, queue)
     try:
         with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=30):
             yield app
     finally:
         celery_jobs.close(app)
+        client = redis.Redis.from_url(BROKER, socket_connect_timeout=3)
+        keys = list(client.scan_iter(match=f"{queue}*", count=1000))
+        if keys:
+            client.delete(*keys)  # what the test's jobs left in the shared Redis
 
 
 def test_a_backtest_job_on_celery_gives_the_local_pools_report_and_shows_progress(

@@ -88,6 +88,16 @@ def _app(queue: str) -> Iterator[Any]:
         yield app
     finally:
         celery_jobs.close(app)
+        drop_keys(queue)
+
+
+def drop_keys(queue: str) -> None:
+    """Deletes what a test's jobs left in the shared Redis (results, the queue, its bindings):
+    everything its app wrote is named after the queue (`broker_app`'s key prefix)."""
+    client = redis.Redis.from_url(BROKER, socket_connect_timeout=3)
+    keys = list(client.scan_iter(match=f"{queue}*", count=1000))
+    if keys:
+        client.delete(*keys)
 
 
 def _running(app: Any, task_id: str) -> bool:
