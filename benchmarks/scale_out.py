@@ -102,6 +102,7 @@ class Worker:
 
     def __init__(self, broker: str, concurrency: int, log: Path) -> None:
         self.queue = f"bench-{uuid.uuid4().hex[:8]}"
+        self.broker = broker
         self.log = log
         self.process = subprocess.Popen(
             [
@@ -130,6 +131,14 @@ class Worker:
     def stop(self) -> None:
         os.killpg(self.process.pid, 15)
         self.process.wait(timeout=60)
+        # The job's results stay in Redis for the result expiry (days): about 1.5 GB for a
+        # 1 GiB job. Everything the run wrote is named after its queue.
+        import redis
+
+        client = redis.Redis.from_url(self.broker)
+        keys = list(client.scan_iter(match=f"{self.queue}*", count=1000))
+        if keys:
+            client.delete(*keys)
 
 
 def bundles(directory: Path, nodes: list[str]) -> dict[str, Any]:
