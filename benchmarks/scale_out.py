@@ -133,6 +133,8 @@ class Worker:
         self.process.wait(timeout=60)
         # The job's results stay in Redis for the result expiry (days): about 1.5 GB for a
         # 1 GiB job. Everything the run wrote is named after its queue.
+        if not self.broker.startswith(("redis://", "rediss://")):
+            return
         import redis
 
         client = redis.Redis.from_url(self.broker)
