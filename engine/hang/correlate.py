@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from denpex.events import Match
+from denpex.hang.dumps import utc_at
 from denpex.hang.hosts import RankHosts
 from denpex.hang.models import Candidate, CulpritKind, SupportRecord
 from denpex.taxonomy import Category, Relay
@@ -195,4 +196,4 @@ def _update(probability: float, factor: float) -> float:
 
 
 def _when(seconds: float | None, inferred: bool) -> datetime | None:
-    return None if seconds is None or inferred else datetime.fromtimestamp(seconds, UTC)
+    return None if inferred else utc_at(seconds)

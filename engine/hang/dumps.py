@@ -26,6 +26,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from denpex.errors import InputError
@@ -33,6 +34,17 @@ from denpex.events import Attribution
 from denpex.hang.plain_pickle import PickleLimits, check_plain, load_plain
 from denpex.ingest.attribution import attribution_from_path
 from denpex.ingest.numbers import identifier
+
+
+def utc_at(seconds: float | None) -> datetime | None:
+    """A dump's time in UTC; None where there is none, or where no calendar holds it (a corrupt
+    or hostile dump's `time_created_ns` of 10**20: the year 10000 and beyond)."""
+    if seconds is None:
+        return None
+    try:
+        return datetime.fromtimestamp(seconds, UTC)
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 class DumpError(InputError):

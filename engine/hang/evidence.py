@@ -8,9 +8,9 @@ dtypes, singular or plural verbs).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 
-from denpex.hang.dumps import Collective
+from denpex.hang.dumps import Collective, utc_at
 from denpex.hang.models import DumpEvidence
 from denpex.hang.progress import NS_PER_S, Group, RankInGroup
 
@@ -85,7 +85,7 @@ def frontier_time(present: Mapping[int, RankInGroup]) -> int | None:
 
 
 def when(ns: int | None) -> datetime | None:
-    return datetime.fromtimestamp(ns / NS_PER_S, UTC) if ns else None
+    return utc_at(ns / NS_PER_S) if ns else None
 
 
 def none_first(value: int | None) -> int:

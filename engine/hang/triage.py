@@ -27,7 +27,7 @@ from denpex import __version__
 from denpex.events import Match
 from denpex.hang.correlate import Window, correlate
 from denpex.hang.culprits import GroupVerdict, judge_groups
-from denpex.hang.dumps import DumpError, FrDump, rank_from_name, read_dump
+from denpex.hang.dumps import DumpError, FrDump, rank_from_name, read_dump, utc_at
 from denpex.hang.evidence import ranks_text
 from denpex.hang.hosts import Location, rank_hosts
 from denpex.hang.isolation import infer_scheduler, plan_isolation
@@ -274,7 +274,7 @@ def _host_notes(candidates: Sequence[Candidate], locations: Mapping[int, Locatio
 
 
 def _utc(seconds: float | None) -> datetime | None:
-    return datetime.fromtimestamp(seconds, UTC) if seconds is not None else None
+    return utc_at(seconds)
 
 
 # --- candidates ---------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from denpex.errors import InputError
@@ -205,6 +205,13 @@ DUMP_NAMES = ["fr_trace_rank_2", "fr_dump_30000000", "fr_dump_" + "9" * 30, "fr_
 
 
 @given(dumps(), st.sampled_from(DUMP_NAMES))
+# Found by this test: a time no calendar holds (year 10000) once raised from the hang evidence.
+@example(
+    b'{"version": "2.10", "pg_config": null, "pg_status": null, "entries": [{"record_id": null, '
+    b'"pg_id": 0, "collective_seq_id": 0, "profiling_name": "gloo:all_reduce", "input_sizes": '
+    b'null, "state": "scheduled", "time_created_ns": 253402300799999984742}]}',
+    "fr_trace_rank_2",
+)
 def test_any_flight_recorder_dump_gives_a_diagnosis_or_an_input_error(
     tmp_path_factory, data: bytes, name: str
 ) -> None:
