@@ -168,10 +168,9 @@ def broker_app() -> Iterator[Any]:
             yield app
     finally:
         celery_jobs.close(app)
-        client = redis.Redis.from_url(BROKER, socket_connect_timeout=3)
-        keys = list(client.scan_iter(match=f"{queue}*", count=1000))
-        if keys:
-            client.delete(*keys)  # what the test's jobs left in the shared Redis
+        from tests.distributed.test_celery import drop_keys
+
+        drop_keys(queue)
 
 
 def test_a_backtest_job_on_celery_gives_the_local_pools_report_and_shows_progress(
