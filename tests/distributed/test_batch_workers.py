@@ -58,9 +58,10 @@ def test_a_backfill_job_survives_its_worker_being_killed_mid_part(
         with _worker(queue, log) as second:
             seen: list[celery_jobs.JobProgress] = []
             ended = celery_jobs.wait(app, job_id, timeout_s=600, on_progress=seen.append)
-            _, result = celery_jobs.task_state(app, f"{job_id}.part.{victim}")
+            _, result = celery_jobs.task_state(app, f"{job_id}.reduce")
             # The part the killed worker held was done by the worker started after it.
-            assert os.getpgid(int(result["done_by"].rsplit(":", 1)[1])) == second.pid
+            doer = result["done_by"][str(victim)]
+            assert os.getpgid(int(doer.rsplit(":", 1)[1])) == second.pid
     assert ended.state == "done", (ended, log.read_text()[-3000:])
     assert (ended.kind, ended.parts_done, ended.items_done) == ("backfill", runs, len(parts))
     assert any(p.state == "scanning" and p.parts_done < runs for p in seen)

@@ -147,6 +147,34 @@ def test_a_poller_reads_each_finished_scan_part_once(
     assert as_json(again.diagnosis) == as_json(ended.diagnosis)
 
 
+def test_a_finished_job_keeps_only_its_diagnosis_and_keeps_it_compressed(
+    tmp_path: Path, mixed_job: Path
+) -> None:
+    from celery.backends.base import COMPRESSED_PAYLOAD_MAGIC
+
+    from denpex.distributed import celery_jobs
+
+    queue = f"denpex-test-{uuid.uuid4().hex[:8]}"
+    with _app(queue) as app, _worker(queue, tmp_path / "worker.log"):
+        job_id = celery_jobs.submit(app, [str(mixed_job)], OPTIONS, parts=4)
+        ended = celery_jobs.wait(app, job_id, timeout_s=300)
+        client = redis.Redis.from_url(BROKER, socket_connect_timeout=3)
+        stored = {
+            key.decode(): client.get(key)
+            for key in client.scan_iter(match=f"{queue}*celery-task-meta-{job_id}*")
+        }
+        again = celery_jobs.progress_of(app, job_id)
+    assert ended.state == again.state == "done", (tmp_path / "worker.log").read_text()[-3000:]
+    # The scan parts' results (the job's evidence) went once the reduce had read them ...
+    assert sorted(key.rsplit(job_id, 1)[1] for key in stored) == [".meta", ".reduce"]
+    # ... and a reader arriving afterwards still sees every part done.
+    assert (again.parts_done, again.bytes_scanned) == (4, ended.bytes_total)
+    assert stored[next(k for k in stored if k.endswith(".reduce"))].startswith(
+        COMPRESSED_PAYLOAD_MAGIC
+    )
+    assert as_json(again.diagnosis) == as_json(ended.diagnosis)
+
+
 def test_a_job_survives_its_worker_being_killed_mid_scan(tmp_path: Path, job_2025: Path) -> None:
     from denpex.distributed import celery_jobs
 
@@ -179,8 +207,9 @@ def test_a_job_survives_its_worker_being_killed_mid_scan(tmp_path: Path, job_202
         first.wait(timeout=30)
         with _worker(queue, log) as second:
             ended = celery_jobs.wait(app, job_id, timeout_s=300)
-            _, result = celery_jobs.task_state(app, f"{job_id}.scan.{victim}")
+            _, result = celery_jobs.task_state(app, f"{job_id}.reduce")
             # The task the killed worker held was scanned by the worker started after it.
-            assert os.getpgid(int(result["scanned_by"].rsplit(":", 1)[1])) == second.pid
+            scanner = result["scanned_by"][str(victim)]
+            assert os.getpgid(int(scanner.rsplit(":", 1)[1])) == second.pid
     assert ended.state == "done", (ended, log.read_text()[-3000:])
     assert as_json(ended.diagnosis) == as_json(single_pass([str(big)]))
