@@ -2,7 +2,9 @@
 #   docker build -t denpex .
 #   docker run -p 8080:8080 -v "$PWD/tenants.json:/etc/denpex/tenants.json:ro" denpex
 # Incidents go to a SQLite file in /var/lib/denpex (a volume); replicas share a PostgreSQL
-# store instead: -e DENPEX_STORE=postgresql://user:password@host/db
+# store instead, with one key for queued job bodies:
+#   -e DENPEX_STORE=postgresql://user:password@host/db
+#   -e DENPEX_JOB_BODY_KEY=<python -c "from denpex.store.sealing import new_key; print(new_key())">
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \

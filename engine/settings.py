@@ -72,6 +72,10 @@ class Settings(BaseSettings):
     """The API tenant's secret `denpex bundle --send` signs with."""
     slack_signing_secret: SecretStr | None = None
     """Slack's signing secret for `denpex serve --slack-tenant`."""
+    job_body_key: SecretStr | None = None
+    """The key `denpex serve` seals queued job bodies with (32 random bytes, URL-safe base64;
+    the same on every replica of a shared store). Unset with a SQLite store: a key file beside
+    the database; a PostgreSQL store needs it."""
 
     # Bounds on one diagnosis's reading; unset keeps the engine's default (InputLimits).
     max_unpacked_bytes: PositiveInt | None = None

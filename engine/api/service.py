@@ -75,6 +75,8 @@ class ApiSettings:
     """With a store: how often an idle worker looks for a job another replica queued."""
     job_max_attempts: int = 3
     """With a store: claims of one job before it is failed (it stops every replica running it)."""
+    job_body_key: str | None = field(default=None, repr=False)
+    """With a store: the key queued bodies are sealed with (`denpex.store.sealing.seal_for`)."""
     kept_results: int = 1000
     """Finished diagnoses and jobs this process keeps in memory, newest first (the store keeps
     every diagnosis when one is configured)."""

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from denpex.api.jobs import Busy, Failure, Job, JobState, JobWork, new_id
 from denpex.errors import DenpexError
 from denpex.store.jobs import JobRecord, QueueFull, StoreJobs
+from denpex.store.sealing import seal_for
 from denpex.store.store import IncidentStore
 
 if TYPE_CHECKING:
@@ -60,7 +61,9 @@ class SharedJobs:
         metrics: ApiMetrics,
     ) -> None:
         self.settings = settings
-        self.queue = StoreJobs(store, max_attempts=settings.job_max_attempts)
+        self.queue = StoreJobs(
+            store, seal_for(settings.job_body_key, store), max_attempts=settings.job_max_attempts
+        )
         self.work = work
         self.metrics = metrics
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"

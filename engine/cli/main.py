@@ -524,9 +524,14 @@ def serve_command(
         job_lease_s=job_lease,
         slack_signing_secret=slack_secret,
         slack_tenant=slack_tenant,
+        job_body_key=secret_value(environment.job_body_key),
     )
     try:
         hybrid, _ = _hybrid_path(environment, required=True)
+        if hybrid is not None:  # queued bodies are sealed: a key that cannot be used stops here
+            from denpex.store.sealing import seal_for
+
+            seal_for(settings.job_body_key, hybrid.store)  # type: ignore[attr-defined]
     except DenpexError as error:
         fail(str(error))
     nonces: NonceLedger | None = None

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from denpex.errors import DenpexError
 from denpex.store.schema import JobRow, JobState
+from denpex.store.sealing import BodySeal, SealError
 from denpex.store.store import IncidentStore
 
 KEEP_FINISHED_S = 7 * 24 * 3600.0
@@ -86,8 +87,10 @@ def _claimable(now: float) -> ColumnElement[bool]:
 class StoreJobs:
     """The jobs of every replica that shares `store`."""
 
-    def __init__(self, store: IncidentStore, *, max_attempts: int = 3) -> None:
+    def __init__(self, store: IncidentStore, seal: BodySeal, *, max_attempts: int = 3) -> None:
         self.store = store
+        self.seal = seal
+        """Queued bodies are raw logs: they are stored sealed (`denpex.store.sealing`)."""
         self.max_attempts = max_attempts
 
     def submit(
@@ -119,7 +122,7 @@ class StoreJobs:
                 id=job_id,
                 tenant=tenant,
                 state=JobState.queued,
-                body=body,
+                body=self.seal.seal(body, job_id),
                 size=len(body),
                 created_at=now,
                 attempts=0,
@@ -161,7 +164,12 @@ class StoreJobs:
                     continue  # another worker took it first
                 row = session.get(JobRow, job_id, populate_existing=True)
                 assert row is not None and row.body is not None
-                return ClaimedJob(row.id, row.tenant, row.body, row.attempts)
+                try:
+                    body = self.seal.open(row.body, job_id)
+                except SealError as error:
+                    self._refuse(session, job_id, str(error), now)
+                    continue
+                return ClaimedJob(row.id, row.tenant, body, row.attempts)
             return None
 
         return self.store.write(take)
@@ -180,6 +188,22 @@ class StoreJobs:
                     f"the job was abandoned {attempts} times: every replica that ran it stopped "
                     "before it ended (killed, out of memory, or its machine lost)"
                 ),
+            )
+            .execution_options(synchronize_session=False)
+        )
+
+    def _refuse(self, session: Session, job_id: str, why: str, now: float) -> None:
+        """Fails a job whose body this replica cannot open: no replica with this key can."""
+        session.execute(
+            update(JobRow)
+            .where(JobRow.id == job_id)
+            .values(
+                state=JobState.failed,
+                body=None,
+                lease_until=None,
+                finished_at=now,
+                failure_status=500,
+                failure_detail=why,
             )
             .execution_options(synchronize_session=False)
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -26,6 +27,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from denpex.auth import signed_headers
+from denpex.store.sealing import new_key
 from denpex.store.store import open_store
 from tests.conftest import BAD_SAMPLE, REPO
 from tests.store.conftest import fresh_postgres_schema
@@ -34,6 +36,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 TENANT, SECRET = "acme", "acme-secret-0123456789"
 LEASE_S = 3
+
+
+BODY_KEY = new_key()
 
 
 def _free_port() -> int:
@@ -66,6 +71,8 @@ def _replica(url: str, tenants: Path, log: Path) -> Iterator[tuple[subprocess.Po
             cwd=REPO,
             stdout=output,
             stderr=subprocess.STDOUT,
+            # Replicas sharing a PostgreSQL store seal queued bodies under one key.
+            env={**os.environ, "DENPEX_JOB_BODY_KEY": BODY_KEY},
         )
     try:
         yield process, f"http://127.0.0.1:{port}"

@@ -13,6 +13,7 @@ from denpex.hybrid.path import HybridPath
 from denpex.hybrid.settings import HybridSettings
 from denpex.store.jobs import StoreJobs
 from denpex.store.nonces import StoreNonces
+from denpex.store.sealing import seal_for
 from denpex.store.store import open_store, store_url
 from tests.api.test_service import BUNDLE, _get, _settings, _signed
 
@@ -37,7 +38,8 @@ def test_a_job_whose_replica_died_is_run_again_by_another_and_recorded_once(
     url = store_url(str(tmp_path / "incidents.sqlite"))
     job_id = "ab" * 16
     # A replica queued the job, claimed it and died: its lease is never renewed.
-    dead = StoreJobs(open_store(url))
+    queued_in = open_store(url)
+    dead = StoreJobs(queued_in, seal_for(None, queued_in))  # the key file beside the database
     dead.submit(job_id, "acme", BUNDLE, max_jobs=10, max_bytes=1 << 30)
     assert dead.claim("dead-host:4242:0", lease_s=1.0) is not None
     with _replica(url) as live:

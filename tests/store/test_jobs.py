@@ -10,10 +10,12 @@ import pytest
 
 from denpex.store.jobs import QueueFull, StoreJobs
 from denpex.store.schema import JobState
+from denpex.store.sealing import BodySeal, new_key
 from denpex.store.store import IncidentStore
 
 BODY = b"[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
 ROOMY = {"max_jobs": 100, "max_bytes": 1 << 30}
+SEAL = BodySeal(new_key())
 
 
 def _job_id(number: int) -> str:
@@ -21,7 +23,7 @@ def _job_id(number: int) -> str:
 
 
 def test_a_claimed_job_is_held_by_its_worker_until_its_lease_runs_out(store: IncidentStore) -> None:
-    jobs = StoreJobs(store)
+    jobs = StoreJobs(store, SEAL)
     jobs.submit(_job_id(1), "acme", BODY, **ROOMY)
     # A lease long enough that a loaded machine still asks again before it runs out.
     first = jobs.claim("replica-a:1", lease_s=1.5)
@@ -36,7 +38,7 @@ def test_a_claimed_job_is_held_by_its_worker_until_its_lease_runs_out(store: Inc
 
 
 def test_a_renewed_lease_keeps_the_job_with_its_worker(store: IncidentStore) -> None:
-    jobs = StoreJobs(store)
+    jobs = StoreJobs(store, SEAL)
     jobs.submit(_job_id(2), "acme", BODY, **ROOMY)
     assert jobs.claim("replica-a:1", lease_s=1.5) is not None
     for _ in range(3):
@@ -46,7 +48,7 @@ def test_a_renewed_lease_keeps_the_job_with_its_worker(store: IncidentStore) -> 
 
 
 def test_only_the_worker_holding_a_job_finishes_it(store: IncidentStore) -> None:
-    jobs = StoreJobs(store)
+    jobs = StoreJobs(store, SEAL)
     jobs.submit(_job_id(3), "acme", BODY, **ROOMY)
     assert jobs.claim("replica-a:1", lease_s=0.2) is not None
     time.sleep(0.4)  # replica a stalled past its lease; b takes the job over
@@ -63,7 +65,7 @@ def test_only_the_worker_holding_a_job_finishes_it(store: IncidentStore) -> None
 def test_a_job_that_stops_every_replica_running_it_fails_after_its_attempts(
     store: IncidentStore,
 ) -> None:
-    jobs = StoreJobs(store, max_attempts=2)
+    jobs = StoreJobs(store, SEAL, max_attempts=2)
     jobs.submit(_job_id(4), "acme", BODY, **ROOMY)
     for worker in ("replica-a:1", "replica-b:2"):
         assert jobs.claim(worker, lease_s=0.1) is not None
@@ -78,7 +80,7 @@ def test_a_job_that_stops_every_replica_running_it_fails_after_its_attempts(
 def test_a_stopping_replica_gives_its_job_back_without_using_an_attempt(
     store: IncidentStore,
 ) -> None:
-    jobs = StoreJobs(store)
+    jobs = StoreJobs(store, SEAL)
     jobs.submit(_job_id(5), "acme", BODY, **ROOMY)
     assert jobs.claim("replica-a:1", lease_s=30) is not None
     jobs.release(_job_id(5), "replica-a:1")
@@ -87,7 +89,7 @@ def test_a_stopping_replica_gives_its_job_back_without_using_an_attempt(
 
 
 def test_the_queue_limits_count_every_replicas_jobs(store: IncidentStore) -> None:
-    replica_a, replica_b = StoreJobs(store), StoreJobs(store)
+    replica_a, replica_b = StoreJobs(store, SEAL), StoreJobs(store, SEAL)
     replica_a.submit(_job_id(6), "acme", BODY, max_jobs=2, max_bytes=10 * len(BODY))
     replica_b.submit(_job_id(7), "globex", BODY, max_jobs=2, max_bytes=10 * len(BODY))
     with pytest.raises(QueueFull, match="2 jobs are queued or running"):
@@ -98,7 +100,7 @@ def test_the_queue_limits_count_every_replicas_jobs(store: IncidentStore) -> Non
 
 @pytest.mark.postgres
 def test_workers_racing_for_jobs_each_get_a_different_one(postgres_store: IncidentStore) -> None:
-    jobs = StoreJobs(postgres_store)
+    jobs = StoreJobs(postgres_store, SEAL)
     for number in range(4):
         jobs.submit(_job_id(100 + number), "acme", BODY, **ROOMY)
     with ThreadPoolExecutor(max_workers=8) as pool:
@@ -112,8 +114,8 @@ def test_a_jobs_raw_body_is_gone_from_the_store_file_once_the_job_ends(
     sqlite_store: IncidentStore, ending: str
 ) -> None:
     """A job's body waits in the store as it was sent (see the README: it is read as the
-    command line reads it), and only until the job ends: then it is erased, from the rows and
-    from the file's bytes (its freed pages are overwritten), whichever way the job ended."""
+    command line reads it), sealed, and only until the job ends: then it is erased, from the
+    rows and from the file's bytes (its freed pages are overwritten), whichever way it ended."""
     import sqlite3
     from contextlib import closing
 
@@ -135,9 +137,10 @@ def test_a_jobs_raw_body_is_gone_from_the_store_file_once_the_job_ends(
             rows = "\n".join(connection.iterdump()).encode()
         return rows + b"".join(p.read_bytes() for p in database.parent.glob(database.name + "*"))
 
-    jobs = StoreJobs(sqlite_store, max_attempts=1)
+    jobs = StoreJobs(sqlite_store, SEAL, max_attempts=1)
     jobs.submit(_job_id(1), "acme", body, **ROOMY)
-    assert all(s.encode() in kept() for s in secrets), "it waits as it was sent"
+    waiting = kept()
+    assert not [s for s in secrets if s.encode() in waiting], "it waits sealed"
     claimed = jobs.claim("replica-a:1", lease_s=0.2 if ending == "abandoned" else 30)
     assert claimed is not None and claimed.body == body
     if ending == "abandoned":
