@@ -125,7 +125,8 @@ def render_message(
 
 def render_line(template: str, message: Message, text: str, file_prefix: str = "") -> str:
     """The rendered message in the emitter's real prefix (source.yaml `line_template`), with
-    {message}, {file}, {path} (the file without `file_prefix`), {basename}, {module} (the
+    {message}, {file}, {path} (the file without `file_prefix`), {basename}, {stem} (the file
+    name without its suffix: what logging's `%(module)s` prints, exp_manager), {module} (the
     path as a Python module name, the logger `getLogger(__name__)` gives: distributed.nanny),
     {line}, {level} and {function} filled."""
     path = message.file.removeprefix(file_prefix) if file_prefix else message.file
@@ -136,6 +137,7 @@ def render_line(template: str, message: Message, text: str, file_prefix: str = "
         file=message.file,
         path=path,
         basename=PurePosixPath(message.file).name,
+        stem=PurePosixPath(message.file).stem,
         line=message.line,
         level=message.level,
         function=message.function,

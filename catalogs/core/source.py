@@ -86,7 +86,8 @@ class SourceSpec(BaseModel):
     line_template: str | dict[str, str] = Field(
         "{message}",
         description="the emitter's real line prefix around {message} (or one per level, '*' "
-        "for the rest); may use {file} {path} {basename} {module} {line} {level} {function}",
+        "for the rest); may use {file} {path} {basename} {stem} {module} {line} {level} "
+        "{function}",
     )
     file_prefix: str = Field("", description="removed from the file path to give {path}")
     anchors: dict[str, str] = Field(
