@@ -17,7 +17,7 @@ CATALOGS = Path(__file__).resolve().parents[2] / "catalogs"
 FRAMEWORKS = ("deepspeed", "megatron", "transformers", "accelerate", "vllm")
 FRAMEWORKS += ("sglang", "tgi", "ray", "jax", "lightning", "colossalai", "composer", "lmdeploy")
 FRAMEWORKS += ("dgl", "tensorflow", "xgboost", "lightgbm", "dask_distributed", "paddle")
-FRAMEWORKS += ("transformer_engine", "flash_attn", "triton", "xformers")
+FRAMEWORKS += ("transformer_engine", "flash_attn", "triton", "xformers", "ultralytics")
 
 
 @cache
