@@ -17,7 +17,15 @@ CATALOGS = Path(__file__).resolve().parents[2] / "catalogs"
 FRAMEWORKS = ("deepspeed", "megatron", "transformers", "accelerate", "vllm")
 FRAMEWORKS += ("sglang", "tgi", "ray", "jax", "lightning", "colossalai", "composer", "lmdeploy")
 FRAMEWORKS += ("dgl", "tensorflow", "xgboost", "lightgbm", "dask_distributed", "paddle")
-FRAMEWORKS += ("transformer_engine", "flash_attn", "triton", "xformers", "mmengine", "nemo")
+FRAMEWORKS += (
+    "transformer_engine",
+    "flash_attn",
+    "triton",
+    "xformers",
+    "mmengine",
+    "nemo",
+    "ultralytics",
+)
 
 
 @cache
