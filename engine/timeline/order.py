@@ -48,8 +48,48 @@ def _abnormal_order(matches: list[Match]) -> list[tuple[str, int]]:
     ]
 
 
+INFERRED_SLACK_S = 1.0
+"""How far an inferred time may run past the next stamped line of its input before the file's
+order is taken over it (stamps print at second resolution in many formats)."""
+
+
+def bound_inferred_times(matches: list[Match]) -> tuple[list[Match], list[str]]:
+    """An unstamped line's time is inherited from a stamped line above it, possibly another
+    program's (a launcher's header over a Python traceback). Where a later line of the same input
+    carries its own stamp earlier than that, the inherited time is the doubtful one: the line was
+    printed before the later one, so its time is bounded by that stamp. Own stamps are never
+    changed (a file that concatenates several ranks' logs keeps their real order)."""
+    by_source: dict[str, list[int]] = {}
+    for index, match in enumerate(matches):
+        if match.event.time is not None:
+            by_source.setdefault(match.event.source, []).append(index)
+    bounded = list(matches)
+    notes: list[str] = []
+    for source, indexes in by_source.items():
+        indexes.sort(key=lambda i: matches[i].event.offset)
+        next_stamp: float | None = None  # the nearest stamped line below, walking upwards
+        moved = 0
+        for i in reversed(indexes):
+            event = matches[i].event
+            time = event.time
+            assert time is not None
+            if not event.time_inferred:
+                next_stamp = time
+            elif next_stamp is not None and time > next_stamp + INFERRED_SLACK_S:
+                bounded[i] = matches[i].with_event(event.with_time(next_stamp))
+                moved += 1
+        if moved:
+            notes.append(
+                f"{source}: {moved} line(s) without a stamp of their own inherited a time later "
+                "than a stamped line below them; they were placed before it, in the file's order"
+            )
+    return bounded, notes
+
+
 def build_timeline(matches: list[Match]) -> OrderedTimeline:
     matches, notes = resolve_ranks(matches)
+    matches, bounded = bound_inferred_times(matches)
+    notes = [*notes, *bounded]
     clocks = estimate_offsets(matches)
     corrected = [_corrected(m, clocks) for m in matches]
     before = _abnormal_order(matches)
