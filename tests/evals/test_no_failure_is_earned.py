@@ -82,9 +82,22 @@ UNDETERMINED = {
     # ... a PyTorchJob's MNIST example that downloads its data and prints "Done!" (blind round
     # 96): the hang after it, from a base image's library versions, is the reporter's word ...
     "issue-kubeflow-trainer-1601",
-    # ... and WeNet's start-up lines on two nodes, "training on multiple gpus, this gpu N"
-    # (blind round 101): the firewall that closed NCCL's ports shows only as the hang after them.
+    # ... WeNet's start-up lines on two nodes, "training on multiple gpus, this gpu N"
+    # (blind round 101): the firewall that closed NCCL's ports shows only as the hang after them ...
     "issue-wenet-e2e-wenet-1490",
+    # ... DistDGL's evaluation progress on every trainer, then nothing (blind round 104): the
+    # nodes' two Python versions that hung it are the reporter's finding, not a line ...
+    "issue-dmlc-dgl-4092",
+    # ... dask's nanny restarting a worker and the worker starting again (blind round 110): the
+    # memory that made it restart is a commenter's finding; the nanny says only that it did ...
+    "issue-dask-dask-lightgbm-24",
+    # ... TabbyAPI in Docker, where nvidia-smi lists two GPUs and torch.cuda.device_count()
+    # prints 1 (blind round 115): a REPL session, no error line; that the container handed
+    # torch one of the two is the maintainer's reading ...
+    "issue-theroyallab-tabbyapi-250",
+    # ... and SageMaker's training toolkit reporting success while checkpoints filled the disk
+    # (blind round 117): no line says the disk was full.
+    "issue-aws-sagemaker-training-toolkit-204",
 }
 FAILING = [
     pytest.param(
