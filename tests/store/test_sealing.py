@@ -35,7 +35,7 @@ def test_a_sealed_body_opens_under_its_key_and_job_only() -> None:
         seal.open(BODY, JOB)
 
 
-@pytest.mark.parametrize("key", ["", "short", "!" * 44, new_key()[:-4]])
+@pytest.mark.parametrize("key", ["", "short", "!" * 44, "A" * 40])
 def test_a_key_that_is_not_32_bytes_of_base64_is_refused_with_how_to_make_one(key: str) -> None:
     with pytest.raises(SealError, match="32 random bytes in URL-safe base64"):
         BodySeal(key)
