@@ -11,6 +11,8 @@
     ├── RulesError      a signature library that does not load, compile or validate
     ├── StoreError      the incident store cannot be opened or written (denpex.store)
     ├── QueueFull       the store's job queue is full (denpex.store.jobs)
+    ├── SealError       a job body key that cannot be one, or a queued body another key sealed
+    │                   (denpex.store.sealing)
     ├── NotRecorded     a diagnosis was made but the incident store could not record it
     │                   (the CLI prints it and exits 3; the API answers 503); it carries the
     │                   diagnosis, so it lives above the models, in `denpex.store.errors`

@@ -12,6 +12,7 @@ from denpex.curation.backtest import backtest
 from denpex.curation.errors import CurationError, PromotionRefused
 from denpex.curation.promote import current_library, parse_draft, promote
 from denpex.curation.propose import Draft, propose
+from denpex.pipeline import DiagnoseOptions
 from denpex.reason.confidence import CLOSE_RIVAL_PENALTY
 from denpex.signatures.library import default_rules_dir, load_library
 from tests.conftest import REPO
@@ -32,9 +33,12 @@ def _edited(draft: Draft, **changes: object) -> str:
 
 def _confident(draft: Draft, rival_prior: float = 0.0) -> str:
     """The answer the draft gives: its prior (the median of its class's signatures), lowered by a
-    rival root cause close in time as the reasoning lowers any answer."""
+    rival root cause close in time as the reasoning lowers any answer; confident when that stays
+    at the default threshold or above."""
     prior = yaml.safe_load(draft.text)["confidence"]
-    return f"confident unsupported_gpu_arch {prior * (1 - CLOSE_RIVAL_PENALTY * rival_prior):.2f}"
+    confidence = round(prior * (1 - CLOSE_RIVAL_PENALTY * rival_prior), 2)
+    status = "confident" if confidence >= DiagnoseOptions().confidence_threshold else "unknown"
+    return f"{status} unsupported_gpu_arch {confidence:.2f}"
 
 
 def _promote(recorded: Recorded, text: str):
