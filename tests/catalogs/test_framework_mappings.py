@@ -25,6 +25,7 @@ FRAMEWORKS += (
     "mmengine",
     "nemo",
     "ultralytics",
+    "spark",
 )
 
 
