@@ -16,6 +16,11 @@ How Spark prints one (SparkThrowableHelper.getMessage, ErrorClassesJsonReader):
   part of each message here (and what the mapping's rules may read); the SQLSTATE Spark 4 appends
   after the message is not.
 
+A named condition's message is cut to its first line, the one that holds the name: the lines
+after it are advice (a setting to change, "report this bug", "check cluster resources and
+network connectivity") that several conditions share and other programs print alike. A legacy
+condition, printed without its name, keeps all its lines.
+
 Each message's level is its condition's SQLSTATE (a sub-condition's is its parent's): "42K03", or
 "NONE" for one without a state. The legacy conditions have none; their number says which code
 raises them (0xxx QueryParsingErrors, 1xxx QueryCompilationErrors, 2xxx QueryExecutionErrors,
@@ -112,6 +117,6 @@ def extract(checkout: Path, release: str) -> list[Message]:
             else [(name, parent, where.get((name,), 0))]
         )
         for condition, template, line in cases:
-            printed = template if legacy else f"[{condition}] {template}"
+            printed = template if legacy else f"[{condition}] {template}".split("\n", 1)[0]
             out.append(Message(EMITTER, release, printed, "angle", rel, line, level, condition))
     return out

@@ -255,7 +255,7 @@ def test_the_extractor_reads_conditions_as_spark_prints_them(tmp_path: Path) -> 
             7,
             "angle",
             "[FAILED_READ_FILE.FILE_NOT_EXIST] Encountered error while reading file <path>. File"
-            " does not exist.\nIt is possible the underlying files have been updated.",
+            " does not exist.",
         ),
         ("PATH_NOT_FOUND", "42K03", 16, "angle", "[PATH_NOT_FOUND] Path does not exist: <path>."),
         ("NO_STATE", "NONE", 22, "angle", "[NO_STATE] A condition without a state."),
