@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Style = Literal["printf", "fmt", "brace", "fstring", "literal"]
-STYLES: tuple[str, ...] = ("printf", "fmt", "brace", "fstring", "literal")
+Style = Literal["printf", "fmt", "brace", "fstring", "angle", "literal"]
+STYLES: tuple[str, ...] = ("printf", "fmt", "brace", "fstring", "angle", "literal")
 
 
 @dataclass(frozen=True, slots=True, order=True)

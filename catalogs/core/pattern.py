@@ -1,6 +1,7 @@
 """Format string -> signature pattern: literal text stays literal, placeholders become captures.
 
-Consumes one message's format text and style (`printf`, `fmt`/`brace`, `fstring`, `literal`);
+Consumes one message's format text and style (`printf`, `fmt`/`brace`, `fstring`, `angle`,
+`literal`);
 produces a `Converted` pattern (regex, the parsed pieces, the capture names) or raises `Unsafe`
 with the reason the message cannot be matched safely (too generic, no stable literal, does not
 compile in both backends).
@@ -136,6 +137,8 @@ def parse(text: str, style: Style) -> list[Piece]:
         return _parse_printf(text)
     if style in ("fmt", "brace", "fstring"):
         return _parse_braces(text, fstring=style == "fstring")
+    if style == "angle":
+        return _parse_angles(text)
     raise ValueError(f"unknown style {style!r}")
 
 
@@ -181,6 +184,22 @@ def _parse_braces(text: str, fstring: bool) -> list[Piece]:
         pieces.append(_brace_placeholder(text[index : end + 1], fstring))
         index = end + 1
     pieces.append("".join(literal))
+    return _merge_literals(pieces)
+
+
+# Apache Spark's error-condition templates: `<name>` is a parameter, substituted as a string
+# (ErrorClassesJsonReader replaces `<([a-zA-Z0-9_-]+)>`; any other `<` is printed as it stands).
+_ANGLE = re.compile(r"<([a-zA-Z0-9_-]+)>")
+
+
+def _parse_angles(text: str) -> list[Piece]:
+    pieces: list[Piece] = []
+    position = 0
+    for found in _ANGLE.finditer(text):
+        pieces.append(text[position : found.start()])
+        pieces.append(Placeholder(kind="str", spec=found.group(0), name=found.group(1)))
+        position = found.end()
+    pieces.append(text[position:])
     return _merge_literals(pieces)
 
 

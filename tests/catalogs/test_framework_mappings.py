@@ -26,6 +26,7 @@ FRAMEWORKS += (
     "nemo",
     "ultralytics",
     "sentence_transformers",
+    "spark",
 )
 
 

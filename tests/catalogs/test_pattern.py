@@ -135,6 +135,23 @@ def test_fmt_style_hex_and_rank_capture() -> None:
     assert found.group("pg_rank") == "7"
 
 
+def test_spark_angle_placeholders_become_string_values() -> None:
+    # Apache Spark 4.x common/utils/src/main/resources/error/error-conditions.json, printed after
+    # its condition's name; any `<` that is not a parameter name stays literal text
+    text = "[PATH_NOT_FOUND] Path does not exist: <path>."
+    pieces = parse(text, "angle")
+    assert [p if isinstance(p, str) else p.spec for p in pieces] == [
+        "[PATH_NOT_FOUND] Path does not exist: ",
+        "<path>",
+        ".",
+    ]
+    converted = convert(text, "angle")
+    line = "org.apache.spark.sql.AnalysisException: [PATH_NOT_FOUND] Path does not exist: "
+    assert _search(converted.regex, line + "hdfs://nn:8020/data/train.parquet. SQLSTATE: 42K03")
+    assert parse("a <= b <not a name> <x-y_1>", "angle")[-1].spec == "<x-y_1>"  # type: ignore[union-attr]
+    assert parse("a <= b <not a name>", "angle") == ["a <= b <not a name>"]
+
+
 def test_literal_messages_are_escaped_whole() -> None:
     # nccl src/bootstrap.cc
     converted = convert("Bootstrap : no socket interface found", "literal")
