@@ -25,6 +25,8 @@ FRAMEWORKS += (
     "mmengine",
     "nemo",
     "ultralytics",
+    "torchrec",
+    "fbgemm_gpu",
 )
 
 
