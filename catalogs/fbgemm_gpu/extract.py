@@ -20,10 +20,12 @@ and UVM memory utilities.
   each call site prints). The shared reader takes a stringized parameter only at the start of
   a piece, so before reading, each `#param` outside string literals and preprocessor directives
   is made a piece of its own (`"Tensor '", ten, "' must have ", dims, " dimension(s). "`).
-  The check that all tensors sit on one GPU builds its text in a string (`std::string msg =
-  "Not all tensors were on the same GPU: "`) that a TORCH_CHECK then prints: the literal
-  assigned to that variable is read as the message. `TORCH_CHECK_EQ` and the other comparison
-  checks print "Check failed: a == b" with no text of FBGEMM's own.
+  The checks that all tensors sit on one GPU or share a scalar type build their text in a
+  string (`std::string msg = "Not all tensors were on the same GPU: "`, then `msg.append(...)`)
+  that a TORCH_CHECK prints: the literal assigned to that variable and the first sentence
+  appended to it are read as the message, the appended values as placeholders.
+  `TORCH_CHECK_EQ` and the other comparison checks print "Check failed: a == b" with no text
+  of FBGEMM's own.
   The kernels' `printf(...)` (read with `catalogs/core/csource.py`, level `PRINTF`) reach the
   job's stdout bare: the bounds check's "EmbeddingBoundsCheck: (at least one) Out of bounds
   access for batch: ..." (an index beyond its table's rows, set to zero in WARNING mode) and the
@@ -82,8 +84,15 @@ PRINTF_SUFFIXES = {".cu", ".cuh", ".h"}
 # the TBE kernels are Jinja templates: `{{ optimizer }}` is a value the generator fills in
 TEMPLATES = "fbgemm_gpu/codegen/"
 JINJA = re.compile(r"\{\{.*?\}\}")
-# a message built in a string that a TORCH_CHECK prints (the same-GPU check of tensor_utils.h)
+# a message built in a string that a TORCH_CHECK prints (the same-GPU and scalar-type checks of
+# tensor_utils.h): its opening literal, and the first statement-long literal appended after it
 BUILT = re.compile(r'std::string\s+msg\s*=\s*"((?:[^"\\\n]|\\.)*)"\s*;')
+APPENDED = re.compile(r'msg\.append\(\s*"((?:[^"\\\n]|\\.)*)"\s*\)')
+BUILT_END = re.compile(r"return\s+msg\s*;")
+WORD = re.compile(r"[A-Za-z]{3,}")
+HELPER = re.compile(r"std::string\s+(\w+)\s*\(")
+# a `#define NAME(...)` line and the lines its trailing backslashes continue it onto
+DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)")
 BUILT_FILES = (
     "fbgemm_gpu/include/fbgemm_gpu/utils/tensor_utils.h",
     "fbgemm_gpu/include/fbgemm_gpu/sparse_ops_utils.h",
@@ -139,13 +148,15 @@ def _cpp_checks(checkout: Path, release: str) -> list[Message]:
     found: list[Message] = []
     for path, rel in source_files(root, CPP_SUFFIXES, CPP_SKIP, CPP_ROOTS):
         src = path.read_text(encoding="utf-8", errors="replace")
+        macros = _macro_names(src)
         for m in macro_messages(_split_stringized(src), MACROS):
             level = LEVELS[m.level]
+            function = macros.get(m.line, m.function)  # a check macro's body: the macro
             text, style = m.text, m.style
             if rel.startswith(TEMPLATES) and JINJA.search(text):
                 # a value the code generator fills in per optimizer or kernel variant
                 text, style = JINJA.sub("{}", text), "brace"
-            found.append(Message(EMITTER, release, text, style, rel, m.line, level, m.function))  # type: ignore[arg-type]
+            found.append(Message(EMITTER, release, text, style, rel, m.line, level, function))  # type: ignore[arg-type]
         if path.suffix in PRINTF_SUFFIXES:
             for call in find_calls(src, ("printf",)):
                 if call.args and call.args[0]:
@@ -156,15 +167,45 @@ def _cpp_checks(checkout: Path, release: str) -> list[Message]:
                         Message(EMITTER, release, text, "printf", rel, call.line, "PRINTF", "")
                     )
         if rel in BUILT_FILES:
-            clean = _blank_comments(src)
-            for b in BUILT.finditer(clean):
-                line = clean.count("\n", 0, b.start()) + 1
-                function = _enclosing_function(clean, b.start())
-                text = b.group(1) + "{}"  # the tensors and their devices follow
-                found.append(
-                    Message(EMITTER, release, text, "brace", rel, line, "RuntimeError", function)
-                )
+            found += _built_messages(src, rel, release)
     return found
+
+
+def _built_messages(src: str, rel: str, release: str) -> list[Message]:
+    """`std::string msg = "Tensor's scalar type ("; msg.append(...); msg.append(") did not
+    match any one of the following types: [");` -> "Tensor's scalar type ({}) did not match any
+    one of the following types: [{}": the opening literal, then the first appended literal of
+    three words or more (the separators appended in loops are left to the placeholders)."""
+    clean = _blank_comments(src)
+    out: list[Message] = []
+    for b in BUILT.finditer(clean):
+        end = BUILT_END.search(clean, b.end())
+        body = clean[b.end() : end.start() if end else len(clean)]
+        text = b.group(1) + "{}"  # the values appended after the opening
+        for appended in APPENDED.finditer(body):
+            if len(WORD.findall(appended.group(1))) >= 3:
+                text += appended.group(1) + "{}"
+                break
+        line = clean.count("\n", 0, b.start()) + 1
+        helpers = list(HELPER.finditer(clean, 0, b.start()))  # the helper that returns msg
+        function = helpers[-1].group(1) if helpers else _enclosing_function(clean, b.start())
+        out.append(Message(EMITTER, release, text, "brace", rel, line, "RuntimeError", function))
+    return out
+
+
+def _macro_names(src: str) -> dict[int, str]:
+    """Line number -> the name of the `#define` whose body holds that line."""
+    names: dict[int, str] = {}
+    current = ""
+    for number, text in enumerate(src.split("\n"), start=1):
+        if not current:
+            define = DEFINE.match(text)
+            current = define.group(1) if define else ""
+        if current:
+            names[number] = current
+            if not text.rstrip().endswith("\\"):
+                current = ""
+    return names
 
 
 def extract(checkout: Path, release: str) -> list[Message]:

@@ -140,6 +140,12 @@ def test_the_kernels_warnings_and_the_version_notices_are_not_evidence() -> None
     assert decide("fbgemm_gpu", notice, "WARNING", loader).disposition == "context"
 
 
+def test_a_check_other_programs_word_alike_is_left_out() -> None:
+    for text in ("Optimizer {optimizer} is not supported.", "input must be contiguous"):
+        decision = decide("fbgemm_gpu", text, "RuntimeError", "fbgemm_gpu/src/x.cu")
+        assert decision.disposition == "excluded"
+
+
 def test_a_healthy_fbgemm_gpu_line_is_not_matched(matcher: Matcher) -> None:
     for line in (
         "INFO:root:Successfully loaded: 'fbgemm_gpu_py.so'",
@@ -171,12 +177,29 @@ def test_the_extractor_reads_macro_bodies_templates_and_printf(tmp_path: Path) -
         '  printf("EmbeddingBoundsCheck: idx: %lld, num_rows: %lld.\\n", idx, n);\n'
         "}\n"
     )
+    (utils / "tensor_utils.h").write_text(
+        (utils / "tensor_utils.h").read_text()
+        + "std::string tensor_scalar_type_is_one_of(const at::Tensor& ten) {\n"
+        + '  std::string msg = "Tensor\'s scalar type (";\n'
+        + "  msg.append(toString(ten.scalar_type()));\n"
+        + '  msg.append(") did not match any one of the following types: [");\n'
+        + '  msg.append(", ");\n'
+        + "  return msg;\n"
+        + "}\n"
+    )
     found = {(m.level, m.text, m.style) for m in extract(tmp_path, "1.8")}
     assert (
         "RuntimeError",
         "Tensor '{}' must have {} dimension(s). Found {}",
         "brace",
     ) in found
+    assert (
+        "RuntimeError",
+        "Tensor's scalar type ({}) did not match any one of the following types: [{}",
+        "brace",
+    ) in found
+    functions = {m.text: m.function for m in extract(tmp_path, "1.8")}
+    assert functions["Tensor '{}' must have {} dimension(s). Found {}"] == "TENSOR_NDIM_EQUALS"
     assert ("RuntimeError", "split_embedding_codegen_lookup_{}_function is gone", "brace") in found
     assert ("PRINTF", "EmbeddingBoundsCheck: idx: %lld, num_rows: %lld.\n", "printf") in found
 
