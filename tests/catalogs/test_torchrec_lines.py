@@ -125,10 +125,19 @@ def test_the_mapping_gives_a_mechanism_its_class(
 
 def test_an_unexplained_torchrec_error_is_a_low_prior() -> None:
     decision = decide(
-        "torchrec", "Group {group_key} not found", "ValueError", "torchrec/sparse/jagged_tensor.py"
+        "torchrec",
+        "Cannot cast {optimizer_class} to an EmbOptimType",
+        "ValueError",
+        "torchrec/distributed/utils.py",
     )
     assert decision.disposition == "mapped"
     assert decision.confidence is not None and decision.confidence <= 0.35
+
+
+def test_a_check_other_programs_word_alike_is_left_out() -> None:
+    for text in ("Timeout must be positive", "Process group is not initialized"):
+        decision = decide("torchrec", text, "AssertionError", "torchrec/distributed/comm.py")
+        assert decision.disposition == "excluded"
 
 
 def test_the_planner_s_and_the_pipeline_s_warnings_are_context() -> None:
