@@ -27,6 +27,8 @@ FRAMEWORKS += (
     "ultralytics",
     "sentence_transformers",
     "spark",
+    "torchrec",
+    "fbgemm_gpu",
 )
 
 
