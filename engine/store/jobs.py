@@ -84,6 +84,25 @@ def _claimable(now: float) -> ColumnElement[bool]:
     )
 
 
+def _fail(
+    session: Session, job_id: str, now: float, detail: str, *conditions: ColumnElement[bool]
+) -> None:
+    """Ends a job as failed (500, `detail`) and erases its body, where `conditions` still hold."""
+    session.execute(
+        update(JobRow)
+        .where(JobRow.id == job_id, *conditions)
+        .values(
+            state=JobState.failed,
+            body=None,
+            lease_until=None,
+            finished_at=now,
+            failure_status=500,
+            failure_detail=detail,
+        )
+        .execution_options(synchronize_session=False)
+    )
+
+
 class StoreJobs:
     """The jobs of every replica that shares `store`."""
 
@@ -175,38 +194,18 @@ class StoreJobs:
         return self.store.write(take)
 
     def _abandon(self, session: Session, job_id: str, attempts: int, now: float) -> None:
-        session.execute(
-            update(JobRow)
-            .where(JobRow.id == job_id, _claimable(now))
-            .values(
-                state=JobState.failed,
-                body=None,
-                lease_until=None,
-                finished_at=now,
-                failure_status=500,
-                failure_detail=(
-                    f"the job was abandoned {attempts} times: every replica that ran it stopped "
-                    "before it ended (killed, out of memory, or its machine lost)"
-                ),
-            )
-            .execution_options(synchronize_session=False)
+        _fail(
+            session,
+            job_id,
+            now,
+            f"the job was abandoned {attempts} times: every replica that ran it stopped before "
+            "it ended (killed, out of memory, or its machine lost)",
+            _claimable(now),
         )
 
     def _refuse(self, session: Session, job_id: str, why: str, now: float) -> None:
         """Fails a job whose body this replica cannot open: no replica with this key can."""
-        session.execute(
-            update(JobRow)
-            .where(JobRow.id == job_id)
-            .values(
-                state=JobState.failed,
-                body=None,
-                lease_until=None,
-                finished_at=now,
-                failure_status=500,
-                failure_detail=why,
-            )
-            .execution_options(synchronize_session=False)
-        )
+        _fail(session, job_id, now, why)
 
     def renew(self, job_ids: list[str], worker: str, lease_s: float) -> set[str]:
         """Extends `worker`'s leases on `job_ids`; the ids it still holds."""
