@@ -24,6 +24,7 @@ def dump_files(
             name=s.name,
             data=s.dump,
             host=_host(s),
+            host_from_name=False,
             captured_at=_mtime(s.name) if capture_from_mtime else None,
         )
         for s in inputs

@@ -56,6 +56,10 @@ class DumpFile:
     data: bytes
     host: str | None = None
     """The host that wrote it, when the caller knows better than the name's directories."""
+    host_from_name: bool = True
+    """Whether a host missing above may be read from the name's directories. False when the
+    caller already read the part of the path below what the user gave: the folders above it
+    (a checkout called `fresh2`, a home directory) name no host."""
     captured_at: float | None = None
     """When it was taken (epoch seconds)."""
 
@@ -169,7 +173,7 @@ def _read_all(
             if rank is not None:
                 unreadable[rank] = f"dump unreadable ({str(error).removeprefix(file.name + ': ')})"
             continue
-        if file.host is not None:
+        if file.host is not None or not file.host_from_name:
             dump = replace(dump, host=file.host)
         if dump.rank is None:
             warnings.append(

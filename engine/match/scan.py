@@ -390,7 +390,7 @@ class Matcher:
         kind = kind_of(item.relative, who, head)
         body = Rejoined(head, stream)
         if kind == FR_DUMP:
-            return _dump_input(item, kind, body)
+            return _dump_input(item, kind, body, who)
         if kind == BINARY:
             return _unreadable(
                 item, f"{item.name}: skipped, binary data that is not a known format", kind
@@ -736,7 +736,7 @@ def _unreadable(item: Input, warning: str, kind: str = UNREADABLE) -> ScannedInp
     return ScannedInput(item.name, item.relative, kind, item.size or 0, 0, [], {}, None, [warning])
 
 
-def _dump_input(item: Input, kind: str, body: BinaryIO) -> ScannedInput:
+def _dump_input(item: Input, kind: str, body: BinaryIO, who: Attribution) -> ScannedInput:
     """A Flight Recorder dump is kept whole (bounded) for hang triage, never line-scanned."""
     parts: list[bytes] = []
     size = 0
@@ -753,8 +753,12 @@ def _dump_input(item: Input, kind: str, body: BinaryIO) -> ScannedInput:
         size += len(block)
     if size > MAX_DUMP_BYTES:
         warnings.append(f"{item.name}: skipped, a dump larger than {MAX_DUMP_BYTES} bytes")
-        return ScannedInput(item.name, item.relative, kind, size, 0, [], {}, None, warnings)
-    return ScannedInput(item.name, item.relative, kind, size, 0, [], {}, b"".join(parts), warnings)
+        return ScannedInput(
+            item.name, item.relative, kind, size, 0, [], {}, None, warnings, who=who
+        )
+    return ScannedInput(
+        item.name, item.relative, kind, size, 0, [], {}, b"".join(parts), warnings, who=who
+    )
 
 
 @functools.cache

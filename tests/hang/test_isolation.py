@@ -262,6 +262,18 @@ def test_a_launcher_summary_naming_rank_and_host_maps_the_rank(tmp_path) -> None
     assert report.candidates[0].hosts == ["localhost"]
 
 
+def test_the_folders_above_the_given_path_name_no_host(tmp_path) -> None:
+    # A checkout at /tmp/fresh2 once made "fresh2" the dumps' host, which then disagreed with
+    # the launcher's "localhost": only the part below the path the user gave can name a host.
+    kept = tmp_path / "fresh2" / "dumps"
+    kept.mkdir(parents=True)
+    for dump in (case_dir("withheld_one") / "dumps").iterdir():
+        (kept / dump.name).write_bytes(dump.read_bytes())
+    report = hang_from_paths(HangRequest(paths=[str(kept), str(LAUNCHER)]))
+    assert report.candidates[0].ranks == [2]
+    assert report.candidates[0].hosts == ["localhost"]
+
+
 def test_sources_that_disagree_about_a_host_leave_the_rank_unmapped(tmp_path) -> None:
     job = _lay_out(tmp_path, "withheld_one")
     report = hang_from_paths(HangRequest(paths=[str(job), str(LAUNCHER)]))
