@@ -52,6 +52,17 @@ def judged(text: str, carried: bool | None = None) -> bool:
         'Thread 0x7F2B4A3FE740 (idle): "MainThread"',
         # An Xid event quoted without the kernel's NVRM prefix (skypilot-org/skypilot#10468).
         "Xid 78: Guest driver is incompatible with host driver",
+        # A one-letter error head says the level whatever the words: XLA's rendezvous watchdog
+        # (jax-ml/jax#22740) and Ray's core worker (ray-project/ray#27710).
+        "2024-07-29 17:14:59.920189: E external/xla/xla/service/rendezvous.cc:38] This thread "
+        "has been waiting for `initialize clique for rank 6` for 10 seconds and may be stuck.",
+        "[2022-08-09 09:45:53,301 E 981 1038] core_worker.cc:489: :info_message: Attempting to "
+        "recover 16505 lost objects by resubmitting their tasks.",
+        # gRPC's status with nothing else (jax-ml/jax#35905: a worker never registered).
+        "DEADLINE_EXCEEDED: Deadline Exceeded",
+        # pydantic's detail line without its header (hiyouga/LlamaFactory#5252).
+        "[rank3]:   Input should be a valid integer, got a number with a fractional part "
+        "[type=int_from_float, input_value=15099494.4, input_type=float]",
     ],
 )
 def test_a_line_that_reports_a_failure_is_abnormal_whatever_its_level(line: str) -> None:
@@ -78,6 +89,10 @@ def test_a_line_that_reports_a_failure_is_abnormal_whatever_its_level(line: str)
         "2020-06-08 05:30:15.889706: W tensorflow/core/kernels/data/generator_dataset_op.cc:103] "
         "Error occurred when finalizing GeneratorDataset iterator: Cancelled: Operation was "
         "cancelled",
+        # The same heads at info level (gRPC's server start, Ray's raylet shutting down on a
+        # clean exit).
+        "I0412 18:43:30.090938   302 tcp_server_posix.cc:216] Server listening on 0.0.0.0:6379",
+        "[2025-02-11 20:08:00,117 I 4121 4121] main.cc:287: Shutting down...",
     ],
 )
 def test_healthy_chatter_is_not_abnormal(line: str) -> None:
