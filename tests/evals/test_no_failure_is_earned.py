@@ -30,9 +30,6 @@ UNDETERMINED = {
     "issue-horovod-horovod-100",
     # ... a Composer run's configuration and then the poster's own "<HANGED>" (blind round 20) ...
     "issue-mosaicml-streaming-145",
-    # ... nccl-tests' INFO lines on an RTX 5090 with NCCL 2.25, cut before the failure
-    # (blind round 20): NCCL's shared-memory notice is one it handles on healthy runs too ...
-    "issue-nvidia-nccl-tests-287",
     # ... TensorFlow's "StartAbort Out of range: End of sequence" warnings (blind round 24):
     # one worker's input ran out inside a collective, but TensorFlow prints the same warning at
     # the end of every epoch of healthy MirroredStrategy runs ...
