@@ -51,7 +51,7 @@ def _glog(letters: str) -> re.Pattern[str]:
     `[E ...`, after an optional word (a host name); and TensorFlow's (absl's C++ logging):
     `2020-06-08 05:30:15.889706: W tensorflow/core/kernels/...cc:103] `."""
     return re.compile(
-        rf"(?:\S+ )?\[?{letters}\d{{4}} \d{{2}}:\d{{2}}:\d{{2}}|\[{letters} "
+        rf"(?:\S+ )?\[?{letters}\d{{3,4}} \d{{2}}:\d{{2}}:\d{{2}}|\[{letters} "
         rf"|(?:\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: )?{letters} [\w/.-]+\.(?:cc|h|cpp):\d+\] "
     )
 

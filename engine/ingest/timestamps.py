@@ -29,7 +29,8 @@ _ISO = re.compile(
     r"(?P<H>\d{2}):(?P<M>\d{2}):(?P<S>\d{2})" + _FRACTION + r"(?P<tz>Z|[+-]\d{2}:?\d{2})?"
 )
 _GLOG = re.compile(
-    r"(?:^|\[)[IWEF](?P<m>\d{2})(?P<d>\d{2}) (?P<H>\d{2}):(?P<M>\d{2}):(?P<S>\d{2})" + _FRACTION
+    # c10's own logging (torch 2.4 and later) does not pad the month: `[W825 10:26:44.056376840`.
+    r"(?:^|\[)[IWEF](?P<m>\d{1,2})(?P<d>\d{2}) (?P<H>\d{2}):(?P<M>\d{2}):(?P<S>\d{2})" + _FRACTION
 )
 # vLLM's logging format: "%(levelname)s %(asctime)s" with datefmt "%m-%d %H:%M:%S".
 _LEVEL_MONTH_DAY = re.compile(

@@ -20,7 +20,7 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     for pattern, placeholder in (
         # Times first: their digits and colons would otherwise become numbers and addresses.
         (r"\d{4}-\d{2}-\d{2}[T _]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?", "<TIME>"),
-        (r"(?<![A-Za-z])[IWEF]\d{4} \d{2}:\d{2}:\d{2}(?:\.\d+)?", "<TIME>"),
+        (r"(?<![A-Za-z])[IWEF]\d{3,4} \d{2}:\d{2}:\d{2}(?:\.\d+)?", "<TIME>"),
         (
             r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) {1,2}\d{1,2} \d{2}:\d{2}:\d{2}",
             "<TIME>",

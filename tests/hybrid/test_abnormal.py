@@ -138,6 +138,10 @@ def test_levels_are_read_after_the_launcher_prefixes() -> None:
         )
         is Level.warning
     )
+    # c10's own head (torch 2.4 on) leaves the month unpadded (pytorch/pytorch#134006).
+    assert level_of("[W820 11:37:20.000000000 ProcessGroupNCCL.cpp:4115] [PG 0 Rank 0] x") is (
+        Level.warning
+    )
 
 
 def test_what_is_never_abnormal_is_known_from_the_line_alone() -> None:

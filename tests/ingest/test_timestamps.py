@@ -53,6 +53,16 @@ def test_glog_and_syslog_take_the_year_they_are_given() -> None:
     )
 
 
+def test_c10_s_own_head_does_not_pad_the_month() -> None:
+    # Real (pytorch/pytorch#134006, torch 2.4): "[E820 ..." is 20 August, nanoseconds after.
+    line = "[E820 11:47:24.069865760 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught"
+    stamp = parse_stamp(line, 2024)
+    assert stamp.epoch == pytest.approx(_epoch(2024, 8, 20, 11, 47, 24, micro=69866), abs=1e-3)
+    assert parse_stamp("[E1218 20:27:21.426415 x.cpp:1] y", 2024).epoch == pytest.approx(
+        _epoch(2024, 12, 18, 20, 27, 21, micro=426415)
+    )
+
+
 def test_vllm_s_month_day_format_takes_the_year_it_is_given() -> None:
     # Real (vllm-project/vllm issues): "%(levelname)s %(asctime)s" with datefmt "%m-%d %H:%M:%S".
     stamp = parse_stamp("ERROR 02-17 14:48:01 multiproc_executor.py:374] ValueError: x", 2025)
