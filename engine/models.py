@@ -75,8 +75,8 @@ class RankFinding(_Model):
 
     mechanism: str = Field(
         description="stated (a line, prefix or file names it), flight_recorder, odd_one_out, "
-        "absent_from_symptoms, silent_end, pid_join, launcher_report, single_process, "
-        "first_divergence, seq_behind, undetermined"
+        "absent_from_symptoms, silent_end, died_before_reports, pid_join, launcher_report, "
+        "single_process, first_divergence, seq_behind, undetermined"
     )
     basis: RankBasis | None = Field(None, description="how the evidence states the rank")
     evidence: str = Field("", description="what the finding rests on, in one sentence")

@@ -16,7 +16,9 @@ Every mechanism compares what several ranks printed; none reads the wording of o
 - **launcher_report**: an error names no rank, and a launcher reports exactly one rank
   exiting with an error code of its own (the others stopped by its signal);
 - **single_process**: the evidence states a world size of 1: the one process is rank 0;
-- **silent_end**: of those ranks, one's output ends well before its peers report the failure.
+- **silent_end**: of those ranks, one's output ends well before its peers report the failure;
+- **died_before_reports**: of those ranks, one is recorded dead (a non-zero exit code or a
+  signal) before its peers report the failure.
 
 Precision comes first: a mechanism names a rank only when the evidence leaves exactly one; when
 it leaves several, they are returned as candidates with the reason, never a guess. A finding
@@ -345,6 +347,50 @@ def silent_end(
     )
 
 
+def died_before_reports(
+    candidates: Sequence[int], reporters: Sequence[Match], matches: Sequence[Match]
+) -> Finding | None:
+    """Of several candidates, the one whose process is recorded dead (a launcher's exit record
+    with a non-zero exit code or a signal) before its peers reported the failure. A rank killed
+    in the cascade dies after the reports; one that died first left its peers waiting. Unlike
+    `silent_end`, the other candidates need no lines: a death is evidence, silence is not."""
+    first_report = min((m.event.time for m in reporters if m.event.time is not None), default=None)
+    if first_report is None:
+        return None
+    died: dict[int, tuple[float, str]] = {}
+    for match in matches:
+        rank, when = match.event.rank, match.event.time
+        if rank not in candidates or when is None or when >= first_report - SILENT_LEAD_S:
+            continue
+        how = _death(match)
+        if how is not None and (rank not in died or when < died[rank][0]):
+            died[rank] = (when, how)
+    if len(died) != 1:
+        return None
+    ((rank, (when, how)),) = died.items()
+    return Finding(
+        rank,
+        "died_before_reports",
+        RankBasis.inferred,
+        f"rank {rank}'s process {how} {first_report - when:.0f} s before its peers reported the "
+        "failure",
+        "the record says the process ended first, not why: its own output before it ended "
+        "holds the cause",
+    )
+
+
+def _death(match: Match) -> str | None:
+    """How a record says its process ended abnormally: 'exited with code N' or 'died of signal
+    S', from the exit code or signal it captures; None for anything else."""
+    code = identifier(match.captures.get("exitcode"))
+    signal = match.captures.get("signal")
+    if signal:
+        return f"died of {signal}"
+    if code is not None and code != 0:
+        return f"exited with code {code}"
+    return None
+
+
 def absent_from_symptoms(
     reporters: set[int], matches: Sequence[Match], relay: Relay | None
 ) -> Finding:
@@ -399,8 +445,10 @@ def narrow(finding: Finding, reporters: Sequence[Match], matches: Sequence[Match
     """Several candidates: the one whose progress or output stopped first, if one did."""
     if finding.rank is not None or len(finding.candidates) < 2:
         return finding
-    narrowed = first_divergence(finding.candidates, matches) or silent_end(
-        finding.candidates, reporters, matches
+    narrowed = (
+        first_divergence(finding.candidates, matches)
+        or silent_end(finding.candidates, reporters, matches)
+        or died_before_reports(finding.candidates, reporters, matches)
     )
     if narrowed is None:
         return finding

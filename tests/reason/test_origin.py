@@ -221,3 +221,40 @@ def test_a_failure_no_class_fits_leaves_the_rank_that_printed_it_a_candidate() -
     assert top.originating_rank is None
     assert top.candidate_ranks == [0]
     assert "no class fits" in top.candidate_reason
+
+
+# Real lines (public issue pytorch/pytorch#134006, torch 2.4 under srun): rank 4's torchrun
+# reports it exited with code 1 at 11:37:36; rank 0's all-gather on a subgroup times out ten
+# minutes later; ranks 1-3 printed nothing.
+DIED_FIRST = """\
+Root Cause (first observed failure):
+[0]:
+  time      : 2024-08-20_11:37:36
+  host      : workergpu008.cm.cluster
+  rank      : 4 (local_rank: 0)
+  exitcode  : 1 (pid: 793062)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+srun: error: workergpu008: task 1: Exited with exit code 1
+[rank0]:[E820 11:47:24.069865760 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective \
+operation timeout: WorkNCCL(SeqNum=2, OpType=_ALLGATHER_BASE, NumelIn=1, NumelOut=2, \
+Timeout(ms)=600000) ran for 600001 milliseconds before timing out.
+"""
+
+
+def test_the_one_rank_recorded_dead_before_its_peers_reported_is_where_it_began(
+    tmp_path: Path,
+) -> None:
+    top = _top([write_job(tmp_path, {"job.log": DIED_FIRST}) / "job.log"])
+    assert top.originating_rank == 4
+    assert top.rank_finding is not None
+    assert top.rank_finding.mechanism == "died_before_reports"
+    assert "exited with code 1" in top.rank_finding.evidence
+
+
+def test_a_rank_that_died_after_its_peers_reported_is_their_cascade(tmp_path: Path) -> None:
+    # The same record, stamped after the timeout: the launcher tore it down once rank 0 failed.
+    late = DIED_FIRST.replace("2024-08-20_11:37:36", "2024-08-20_11:48:00")
+    top = _top([write_job(tmp_path, {"job.log": late}) / "job.log"])
+    assert top.originating_rank is None
