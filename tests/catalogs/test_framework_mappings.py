@@ -29,6 +29,7 @@ FRAMEWORKS += (
     "spark",
     "torchrec",
     "fbgemm_gpu",
+    "xla",
 )
 
 
