@@ -215,3 +215,18 @@ def test_the_same_fault_is_placed_on_its_rank_when_the_other_ranks_logs_are_ther
     job = write_job(tmp_path, {"rank11.log": SHAPE_ERROR, "rank0.log": "\n"})
     top = diagnose_paths([str(job)]).root_causes[0]
     assert top.originating_rank == 11
+
+
+# Real lines (public issue visual-AI/3DRS#7): Slurm's record of the cancel, then of the OOM kill
+# in the same step; the commenter confirmed host RAM ran out.
+CANCELLED_AFTER_OOM = (
+    "slurmstepd: error: *** JOB 10609057 ON g002 CANCELLED AT 2025-08-22T01:14:01 ***\n"
+    "slurmstepd: error: Detected 1 oom_kill event in StepId=10609057.batch. Some of the step "
+    "tasks have been OOM Killed.\n"
+)
+
+
+def test_a_cancel_beside_an_oom_kill_in_the_same_job_is_its_consequence(tmp_path: Path) -> None:
+    diagnosis = diagnose_paths([str(write_job(tmp_path, {"slurm.out": CANCELLED_AFTER_OOM}))])
+    assert [r.failure_class for r in diagnosis.root_causes] == ["host_oom"]
+    assert diagnosis.status is Status.confident
