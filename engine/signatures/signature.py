@@ -199,6 +199,13 @@ class Signature(_Strict):
         "(true for a fault of another class that every rank meets alike); absent: the class's "
         "default in taxonomy.yaml",
     )
+    executed_alike: bool | None = Field(
+        None,
+        description="false when the line reports a check of this rank's own state that other "
+        "ranks do not share (a NaN in its local gradients before the data-parallel all-reduce), "
+        "so the one rank whose output is at hand is named even for a class every rank runs "
+        "alike; absent: the class's default in taxonomy.yaml",
+    )
 
     stage: (
         Literal[
@@ -237,7 +244,9 @@ class Signature(_Strict):
     def traits(self) -> Traits:
         """The class's traits (taxonomy.yaml), with what this signature states in their place."""
         return traits(self.failure_class).overridden(
-            locates_origin=self.locates_origin, job_wide=self.job_wide
+            locates_origin=self.locates_origin,
+            job_wide=self.job_wide,
+            executed_alike=self.executed_alike,
         )
 
     @property

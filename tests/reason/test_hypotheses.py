@@ -230,3 +230,20 @@ def test_a_cancel_beside_an_oom_kill_in_the_same_job_is_its_consequence(tmp_path
     diagnosis = diagnose_paths([str(write_job(tmp_path, {"slurm.out": CANCELLED_AFTER_OOM}))])
     assert [r.failure_class for r in diagnosis.root_causes] == ["host_oom"]
     assert diagnosis.status is Status.confident
+
+
+# Real line (public issue NVIDIA/Megatron-LM#2597): Megatron's rerun state machine, in the
+# release that spells it "invokation", found a NaN in rank 13's own gradients.
+LOCAL_NAN = (
+    "ERROR:megatron.core.rerun_state_machine:Unexpected result nan on rank 13 at iteration #2 "
+    "invokation #1 (message='found NaN in local grad norm for bucket #0 in backward pass before "
+    "data-parallel communication collective')\n"
+)
+
+
+def test_a_check_of_one_rank_s_own_gradients_names_that_rank_alone(tmp_path: Path) -> None:
+    # nan_or_inf is a class every rank runs alike, so one rank's line alone would name no rank;
+    # the signature states that its check is of the rank's local state.
+    top = diagnose_paths([str(write_job(tmp_path, {"train.log": LOCAL_NAN}))]).root_causes[0]
+    assert top.failure_class == "nan_or_inf"
+    assert top.originating_rank == 13
