@@ -140,5 +140,11 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "129": 5,
         "130": 5,
         "131": 5,
+        "132": 5,
+        "133": 5,
+        "134": 4,
+        "135": 6,
+        "136": 7,
+        "137": 5,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]
