@@ -143,8 +143,12 @@ def fuse(
     lines: Sequence[str],
     drafted: Sequence[RootCause] = (),
     cues: Cues | None = None,
+    *,
+    frames_only: bool = False,
 ) -> list[Candidate]:
-    """Failure classes ranked by fused support, best first; `unknown` never among them."""
+    """Failure classes ranked by fused support, best first; `unknown` never among them.
+    `frames_only`: the abnormal lines are all a traceback's frames (its exception line cut off),
+    which every traceback shares; a past incident that resembles them resembles only that."""
     cues = cues or load_cues()
     candidates: dict[str, Candidate] = {}
     nearest_by_class: dict[str, float] = {}
@@ -173,6 +177,8 @@ def fuse(
             doubt *= 1.0 - support
         candidate.score = 1.0 - doubt
     ranked = sorted(candidates.values(), key=lambda c: -c.score)
+    if frames_only:
+        nearest_by_class = {}  # a frame-for-frame likeness is a loose one, however close
     return _no_loose_override(_rules_first(ranked, rules_causes, cues), nearest_by_class)
 
 

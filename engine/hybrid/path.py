@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from denpex.errors import DenpexError
 from denpex.events import Match
 from denpex.evidence import Evidence
+from denpex.hybrid.abnormal import last_resort
 from denpex.hybrid.chat import ChatModel, LiteLLMChat, LLMUnavailable
 from denpex.hybrid.excerpt import build_excerpt, query_templates
 from denpex.hybrid.fuse import Candidate, fuse
@@ -217,7 +218,12 @@ class HybridCase:
                     drafted_causes, drafted_summary = drafted.causes, drafted.summary
                     model = self.path.chat.name
         ranked = fuse(
-            rules_causes, retrieved.votes, [line.text for line in seen.excerpt], drafted_causes
+            rules_causes,
+            retrieved.votes,
+            [line.text for line in seen.excerpt],
+            drafted_causes,
+            frames_only=bool(seen.harvested)
+            and all(last_resort(m.signature) for m in seen.harvested),
         )
         if not any(source != "rules" for c in ranked for source in c.support):
             # Nothing beyond the rules' own candidates: no best effort to add.

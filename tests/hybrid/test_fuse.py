@@ -132,3 +132,17 @@ def test_a_library_s_not_found_error_is_a_missing_data_cue() -> None:
     # script defaulted to.
     line = "tensorflow_datasets.core.registered.DatasetNotFoundError: Dataset droid_wipe not found."
     assert "corrupt_or_missing_data" in cue_support([line], load_cues())
+
+
+def test_a_likeness_of_traceback_frames_alone_does_not_displace_the_rules_answer() -> None:
+    # Blind round 118 (pytorch/pytorch#115591): a distributed checkpoint's traceback cut before
+    # its exception; a past incident sharing the frame 'File "<stdin>", line 1' at similarity
+    # 1.00 put the CUDA driver first, above the rules' right generic exception.
+    frame = '  File "<stdin>", line 1, in <module>'
+    vote = votes(("cuda_driver_mismatch", 0.5, 1.0))
+    assert fuse([rules("python_exception", 0.4)], vote, [frame])[0].failure_class == (
+        "cuda_driver_mismatch"
+    )
+    framed = fuse([rules("python_exception", 0.4)], vote, [frame], frames_only=True)
+    assert framed[0].failure_class == "python_exception"
+    assert framed[1].failure_class == "cuda_driver_mismatch"
