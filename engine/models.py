@@ -151,8 +151,9 @@ class SilentFinding(_Model):
 
     failure_class: str = Field(
         description="straggler, nan_or_inf, loss_divergence, loss_scale_underflow, "
-        "silent_data_corruption, or rendezvous_failure (a log that stops while its ranks join "
-        "the process group)"
+        "silent_data_corruption, or for a run that stopped at its start launch_config_error "
+        "(ranks joining, peers silent), rendezvous_failure (connection retries), "
+        "collective_timeout (a first collective) or dependency_error (an extension build)"
     )
     title: str
     detector: str = Field(description="the check that found it, e.g. stragglers.step_time")

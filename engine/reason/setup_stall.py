@@ -8,7 +8,11 @@ completes: the log simply ends after the announcement.
 
 - Ending on "joining" announcements (Lightning's `Initializing distributed: GLOBAL_RANK`, the
   store-based barrier's `Added key`, DeepSpeed's and Megatron's initialisation), with no
-  "joined" line: a suspected `rendezvous_failure`.
+  "joined" line: a suspected `launch_config_error`. The ranks that joined wait for peers
+  that print nothing, neither joining nor failing to connect: most often processes that were
+  never started (a batch script run without srun, one task where the trainer expects one per
+  GPU, an interactive allocation). Peers that were started but cannot reach the master print
+  their connection errors (the retrying reading below, or a timeout a signature reads).
 - Ending on NCCL's report that a communicator was created ("Init COMPLETE", "Launch mode"),
   or on nccl-tests' results header, with nothing at all after: a suspected
   `collective_timeout` in its first collective (peer-to-peer over PCIe that the IOMMU or ACS
@@ -64,11 +68,12 @@ class _Reading:
 
 
 _JOINING = _Reading(
-    "rendezvous_failure",
+    "launch_config_error",
     "The log stops while the ranks join the process group ({count}; nothing after)",
-    "Read from where the log stops, not from an error: ranks waiting for peers that never "
-    "arrive print nothing until a timeout, if one is set. An excerpt cut at this point looks "
-    "the same; ranks missing from the announcements may simply be in other logs.",
+    "Read from where the log stops, not from an error: ranks waiting for peers that were never "
+    "started print nothing until a timeout, if one is set; peers started with the wrong "
+    "address or world size (a rendezvous failure) usually say so. An excerpt cut at this "
+    "point looks the same; ranks missing from the announcements may simply be in other logs.",
 )
 _BUILDING = _Reading(
     "dependency_error",

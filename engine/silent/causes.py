@@ -29,6 +29,9 @@ NEXT_STEPS = {
     "MASTER_PORT and world size and its own node rank, and that each reaches the master's "
     "port (nc -z MASTER_ADDR MASTER_PORT); the ranks that never announced themselves name "
     "the nodes to look at.",
+    "launch_config_error": "Check that the launcher started one process per rank the trainer "
+    "expects (srun in the batch script, --ntasks-per-node equal to the GPUs per node, devices "
+    "and num_nodes as launched); the ranks that never announced themselves were not started.",
     "silent_data_corruption": "Re-run from a checkpoint before step {step} on other GPUs and "
     "compare; run the suspect GPU's diagnostics (dcgmi diag -r 3) before draining {where}.",
 }
