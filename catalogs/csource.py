@@ -168,35 +168,41 @@ def _balanced(text: str) -> bool:
     return depth == 0
 
 
-def split_args(source: str, open_paren: int) -> tuple[list[str], int] | None:
-    """The comma-separated arguments of the call whose `(` is at `open_paren`, and the index
-    after its `)`; None when the parentheses do not close."""
-    depth = 0
-    args: list[str] = []
-    start = open_paren + 1
-    i = open_paren
-    n = len(source)
+def outside_literals(text: str, start: int = 0) -> Iterator[tuple[int, int]]:
+    """Each index of `text` from `start` that is not inside a string or char literal, with the
+    bracket depth before its character; the brackets' own indexes are yielded too."""
+    depth, i, n = 0, start, len(text)
     while i < n:
-        c = source[i]
+        c = text[i]
         if c in "\"'":
             j = i + 1
-            while j < n and source[j] != c:
-                j += 2 if source[j] == "\\" else 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
             i = j + 1
             continue
+        yield i, depth
         if c in "([{":
             depth += 1
         elif c in ")]}":
             depth -= 1
-            if depth == 0:
-                args.append(source[start:i])
-                return [a.strip() for a in args], i + 1
-        elif c == "," and depth == 1:
+        i += 1
+
+
+def split_args(source: str, open_paren: int) -> tuple[list[str], int] | None:
+    """The comma-separated arguments of the call whose `(` is at `open_paren`, and the index
+    after its `)`; None when the parentheses do not close."""
+    args: list[str] = []
+    start = open_paren + 1
+    for i, depth in outside_literals(source, open_paren):
+        c = source[i]
+        if c in ")]}" and depth == 1:
+            args.append(source[start:i])
+            return [a.strip() for a in args], i + 1
+        if c == "," and depth == 1:
             args.append(source[start:i])
             start = i + 1
         elif c == ";" and depth <= 1:
             return None
-        i += 1
     return None
 
 

@@ -39,7 +39,7 @@ import re
 from pathlib import Path
 
 from catalogs.core.message import Message
-from catalogs.csource import literal_value, split_args, strip_comments
+from catalogs.csource import literal_value, outside_literals, split_args, strip_comments
 
 EMITTER = "xla"
 
@@ -149,31 +149,16 @@ def _literal(text: str) -> str:
 def _top_split(expr: str, operator: str) -> list[str]:
     """`expr` split on `operator` outside strings, chars and brackets."""
     pieces: list[str] = []
-    depth, start, i, n = 0, 0, 0, len(expr)
-    while i < n:
-        c = expr[i]
-        if c in "\"'":
-            j = i + 1
-            while j < n and expr[j] != c:
-                j += 2 if expr[j] == "\\" else 1
-            i = j + 1
+    start = 0
+    for i, depth in outside_literals(expr):
+        if i < start or depth != 0 or not expr.startswith(operator, i):
             continue
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif depth == 0 and expr.startswith(operator, i):
-            if operator == "+" and (expr[i + 1 : i + 2] in ("+", "=") or expr[i - 1 : i] == "+"):
-                i += 1
-                continue
-            if operator == "<<" and expr[i + 2 : i + 3] == "=":
-                i += 1
-                continue
-            pieces.append(expr[start:i])
-            i += len(operator)
-            start = i
+        if operator == "+" and (expr[i + 1 : i + 2] in ("+", "=") or expr[i - 1 : i] == "+"):
             continue
-        i += 1
+        if operator == "<<" and expr[i + 2 : i + 3] == "=":
+            continue
+        pieces.append(expr[start:i])
+        start = i + len(operator)
     pieces.append(expr[start:])
     return [p.strip() for p in pieces if p.strip()]
 
@@ -194,27 +179,18 @@ _MAX_VARIANTS = 4
 
 def _ternary(expr: str) -> tuple[str, str] | None:
     """The two branches of a top-level `cond ? a : b`, or None."""
-    depth, question, i, n = 0, -1, 0, len(expr)
-    while i < n:
+    question, resume = -1, 0
+    for i, depth in outside_literals(expr):
         c = expr[i]
-        if c in "\"'":
-            j = i + 1
-            while j < n and expr[j] != c:
-                j += 2 if expr[j] == "\\" else 1
-            i = j + 1
+        if i < resume or depth != 0:
             continue
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif depth == 0 and c == "?" and question < 0:
+        if c == "?" and question < 0:
             question = i
-        elif depth == 0 and c == ":" and question >= 0:
+        elif c == ":" and question >= 0:
             if expr[i + 1 : i + 2] == ":" or expr[i - 1 : i] == ":":
-                i += 2
+                resume = i + 2  # a scope operator (`std::`), not the branch separator
                 continue
             return expr[question + 1 : i], expr[i + 1 :]
-        i += 1
     return None
 
 
