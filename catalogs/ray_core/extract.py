@@ -34,7 +34,7 @@ from pathlib import Path
 
 from catalogs.core.message import Message
 from catalogs.cppsource import _args, _blank_comments, _enclosing_function
-from catalogs.cppstreams import _split_top, _statement_end, _unescape
+from catalogs.cppstreams import _message, _split_top, _statement_end, _unescape
 
 EMITTER = "ray_core"
 ROOT = "src/ray"
@@ -117,20 +117,9 @@ def _pieces(expr: str) -> list[tuple[str, bool]]:
     return [("{}", False)]
 
 
-def _text(pieces: list[tuple[str, bool]]) -> tuple[str, str] | None:
-    if not any(literal and text.strip() for text, literal in pieces):
-        return None
-    if all(literal for _, literal in pieces):
-        return "".join(text for text, _ in pieces), "literal"
-    joined = "".join(
-        text.replace("{", "{{").replace("}", "}}") if literal else text for text, literal in pieces
-    )
-    return joined, "brace"
-
-
 def _stream(clean: str, begin: int) -> tuple[str, str] | None:
     end = _statement_end(clean, begin)
-    return _text([p for part in _split_top(clean[begin:end], "<<") for p in _pieces(part)])
+    return _message([p for part in _split_top(clean[begin:end], "<<") for p in _pieces(part)])
 
 
 def cpp_messages(src: str) -> list[tuple[str, str, int, str, str]]:
@@ -164,18 +153,18 @@ def cpp_messages(src: str) -> list[tuple[str, str, int, str, str]]:
     for call in re.finditer(rf"(?<![\w])({'|'.join(REASON_CALLS)})\s*\(", clean):
         parsed = _args(clean, call.end() - 1)
         if parsed is not None and len(parsed[0]) == 1:
-            add(call.start(), _text(_pieces(parsed[0][0])), "REASON")
+            add(call.start(), _message(_pieces(parsed[0][0])), "REASON")
     for call in re.finditer(rf"(?<![\w])({'|'.join(DETAIL_CALLS)})\s*\(", clean):
         parsed = _args(clean, call.end() - 1)
         if parsed is not None and len(parsed[0]) >= 3:
-            add(call.start(), _text(_pieces(parsed[0][-1])), "REASON")
+            add(call.start(), _message(_pieces(parsed[0][-1])), "REASON")
     for named in _NAMED_TEXT.finditer(clean):
         end = _statement_end(clean, named.end())
-        add(named.start(), _text(_pieces(clean[named.end() : end])), "REASON")
+        add(named.start(), _message(_pieces(clean[named.end() : end])), "REASON")
     for call in _STATUS.finditer(clean):
         parsed = _args(clean, call.end() - 1)
         if parsed is not None and len(parsed[0]) == 1:
-            add(call.start(), _text(_pieces(parsed[0][0])), call.group(1))
+            add(call.start(), _message(_pieces(parsed[0][0])), call.group(1))
     found.sort(key=lambda m: (m[2], m[0]))
     return found
 
