@@ -268,25 +268,12 @@ def _finish(text: str) -> tuple[str, str] | None:
 
 
 def _statement_end(text: str, start: int) -> int:
-    depth, i, n = 0, start, len(text)
-    while i < n:
+    """Index of the `;` (or unmatched closing bracket) that ends the statement at `start`."""
+    for i, depth in outside_literals(text, start):
         c = text[i]
-        if c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c:
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
-            continue
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth < 0:
-                return i
-        elif c == ";" and depth <= 0:
+        if (c in ")]}" and depth <= 0) or (c == ";" and depth <= 0):
             return i
-        i += 1
-    return n
+    return len(text)
 
 
 _KEYWORDS = {"if", "for", "while", "switch", "return", "catch", "else", "sizeof", "defined"}
