@@ -200,6 +200,18 @@ class ScopedVisitor(ast.NodeVisitor):
     visit_FunctionDef = _scope
     visit_AsyncFunctionDef = _scope
 
+    # --- messages: what a node prints, kept with where it is printed -----------------------
+    def text_of(self, node: ast.AST, env: dict[str, ast.AST] | None = None) -> _Text | None:
+        """The text `node` prints (a literal, an f-string, a variable this function built), read
+        with this function's names (or `env`); None when no part of it is literal."""
+        out = _Text()
+        scope = self.env_stack[-1] if env is None else env
+        return out if _assemble(node, scope, out) and out.has_literal() else None
+
+    def record(self, text: str, style: str, line: int, level: str) -> None:
+        """Keep a message printed at `line` of this file, in the function being walked."""
+        self.found.append(Found(text, style, self.file, line, level, self.func_stack[-1]))
+
     def visit_Assign(self, node: ast.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             self.env_stack[-1][node.targets[0].id] = node.value
@@ -251,14 +263,14 @@ class _Visitor(ScopedVisitor):
 
     # --- emitters ---------------------------------------------------------------------------
     def _add(self, msg: ast.AST, level: str, line: int, extra_args: bool) -> None:
-        out = _Text()
-        if not _assemble(msg, self.env_stack[-1], out) or not out.has_literal():
+        out = self.text_of(msg)
+        if out is None:
             return
         text = out.render()
         style = out.style
         if style == "literal" and extra_args and _PRINTF.search(text):
             style = "printf"  # logger.error("... %s", value)
-        self.found.append(Found(text, style, self.file, line, level, self.func_stack[-1]))
+        self.record(text, style, line, level)
 
     def visit_Raise(self, node: ast.Raise) -> None:
         exc = node.exc

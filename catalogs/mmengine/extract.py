@@ -37,12 +37,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from catalogs.python_messages import (
-    Found,
     ScopedVisitor,
-    _assemble,
     _exc_name,
     _level_name,
-    _Text,
     extract_python,
     in_scope,
     release_root,
@@ -106,13 +103,13 @@ class _PrintLog(ScopedVisitor):
     visit_AsyncFunctionDef = _scope
 
     def _add(self, msg: ast.AST, level: str, line: int, failure_only: bool) -> None:
-        out = _Text()
-        if not _assemble(msg, self.env_stack[-1], out) or not out.has_literal():
+        out = self.text_of(msg)
+        if out is None:
             return
         text = out.render()
         if failure_only and not REPORTS_A_FAILURE.search(text):
             return
-        self.found.append(Found(text, out.style, self.file, line, level, self.func_stack[-1]))
+        self.record(text, out.style, line, level)
 
     def _add_pieces(self, arg: ast.AST, level: str) -> None:
         if isinstance(arg, ast.Name):

@@ -34,8 +34,6 @@ from pathlib import Path
 from catalogs.python_messages import (
     Found,
     ScopedVisitor,
-    _assemble,
-    _Text,
     extract_python,
     release_root,
     to_messages,
@@ -88,18 +86,12 @@ class _FailureReports(ScopedVisitor):
         except Exception:
             called = ""
         if called in QUIET and node.args:
-            out = _Text()
-            if _assemble(node.args[0], self.env_stack[-1], out) and out.has_literal():
-                text = out.render()
-                if REPORTS_A_FAILURE.search(text):
-                    style = out.style
-                    if style == "literal" and len(node.args) > 1 and "%" in text:
-                        style = "printf"
-                    self.found.append(
-                        Found(
-                            text, style, self.file, node.lineno, QUIET[called], self.func_stack[-1]
-                        )
-                    )
+            out = self.text_of(node.args[0])
+            if out is not None and REPORTS_A_FAILURE.search(text := out.render()):
+                style = out.style
+                if style == "literal" and len(node.args) > 1 and "%" in text:
+                    style = "printf"
+                self.record(text, style, node.lineno, QUIET[called])
         self.generic_visit(node)
 
 

@@ -31,11 +31,8 @@ import ast
 from pathlib import Path
 
 from catalogs.python_messages import (
-    Found,
     ScopedVisitor,
-    _assemble,
     _exc_name,
-    _Text,
     extract_python,
     release_root,
     to_messages,
@@ -83,11 +80,8 @@ class _JoinedReports(ScopedVisitor):
     the statement), and `raise X(msg.strip())`."""
 
     def _add(self, node: ast.AST, level: str, line: int) -> None:
-        out = _Text()
-        if _assemble(node, self.env_stack[-1], out) and out.has_literal():
-            self.found.append(
-                Found(out.render(), out.style, self.file, line, level, self.func_stack[-1])
-            )
+        if (out := self.text_of(node)) is not None:
+            self.record(out.render(), out.style, line, level)
 
     def visit_Raise(self, node: ast.Raise) -> None:
         exc = node.exc

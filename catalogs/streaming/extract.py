@@ -27,11 +27,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from catalogs.python_messages import (
-    Found,
     ScopedVisitor,
-    _assemble,
     _exc_name,
-    _Text,
     extract_python,
     release_root,
     to_messages,
@@ -76,13 +73,10 @@ class _OtherShapes(ScopedVisitor):
         line: int,
         suffix: tuple[tuple[bool, str], ...] = (),
     ) -> None:
-        out = _Text()
-        if _assemble(node, {}, out) and out.has_literal():
+        if (out := self.text_of(node, env={})) is not None:
             for is_placeholder, part in suffix:
                 (out.expr if is_placeholder else out.lit)(part)
-            self.found.append(
-                Found(out.render(), out.style, self.file, line, level, self.func_stack[-1])
-            )
+            self.record(out.render(), out.style, line, level)
 
     def visit_Call(self, node: ast.Call) -> None:
         if _exc_name(node.func) == WAIT_HELPER and len(node.args) > WAIT_MESSAGE_AT:

@@ -39,9 +39,7 @@ from catalogs.core import Message
 from catalogs.python_messages import (
     Found,
     ScopedVisitor,
-    _assemble,
     _exc_name,
-    _Text,
     extract_python,
     release_root,
     to_messages,
@@ -84,18 +82,8 @@ class _KeywordRaises(ScopedVisitor):
             for keyword in exc.keywords:
                 if keyword.arg not in MESSAGE_KEYWORDS:
                     continue
-                out = _Text()
-                if _assemble(keyword.value, self.env_stack[-1], out) and out.has_literal():
-                    self.found.append(
-                        Found(
-                            out.render(),
-                            out.style,
-                            self.file,
-                            node.lineno,
-                            name,
-                            self.func_stack[-1],
-                        )
-                    )
+                if (out := self.text_of(keyword.value)) is not None:
+                    self.record(out.render(), out.style, node.lineno, name)
         self.generic_visit(node)
 
 
