@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+import io
 import re
 from bisect import bisect_right
 from collections import deque
@@ -39,6 +40,7 @@ from denpex.ingest.numbers import identifier
 from denpex.ingest.reader import Chunk, ReadReport, iter_chunks
 from denpex.ingest.sources import READ_ERRORS, Input, Rejoined
 from denpex.ingest.timestamps import parse_stamp
+from denpex.ingest.wrapping import Unwrapped, wrap_of
 from denpex.progress.series import ProgressReader, ProgressRecord, ProgressScanner
 from denpex.signatures.backends import LineEnds, LineStarts, Scanner, make_scanner
 from denpex.signatures.library import Library, PatternRef
@@ -388,13 +390,17 @@ class Matcher:
         except READ_ERRORS as error:
             return _unreadable(item, f"{item.name}: skipped, cannot be read ({error})")
         kind = kind_of(item.relative, who, head)
-        body = Rejoined(head, stream)
+        body: io.RawIOBase = Rejoined(head, stream)
         if kind == FR_DUMP:
             return _dump_input(item, kind, body, who)
         if kind == BINARY:
             return _unreadable(
                 item, f"{item.name}: skipped, binary data that is not a known format", kind
             )
+        unwrapped: Unwrapped | None = None
+        wrap = wrap_of(head) if kind != "telemetry" else None
+        if wrap is not None:
+            body = unwrapped = Unwrapped(body, wrap)
         stated_year = _first_year(head)
         context = SourceContext(
             name=item.name,
@@ -457,6 +463,11 @@ class Matcher:
         if report.cut_lines:
             warnings.append(
                 f"{item.name}: {report.cut_lines} line(s) longer than 16 MiB were read in pieces"
+            )
+        if unwrapped is not None and unwrapped.joins:
+            warnings.append(
+                f"{item.name}: {unwrapped.joins} line(s) wrapped at {wrap.width} columns were "
+                "joined back; line numbers count the joined lines"
             )
         matches = without_claimed(
             sorted((m for k in kept.values() for m in k.matches()), key=lambda m: m.event.offset)
