@@ -23,6 +23,7 @@ from denpex.reason.origin import (
     absent_from_symptoms,
     basis_of,
     call_site,
+    crossed_sequences,
     narrow,
     odd_one_out,
     ranks_in,
@@ -263,8 +264,12 @@ def _from_timeouts(timeouts: list[Match], matches: Sequence[Match]) -> Culprit:
     common_seq = None
     behind: set[int] = set()
     if lowest_seq:
-        common_seq, _ = Counter(lowest_seq.values()).most_common(1)[0]
-        behind = {rank for rank, seq in lowest_seq.items() if seq < common_seq}
+        counted = Counter(lowest_seq.values()).most_common(2)
+        common_seq = counted[0][0]
+        # Behind a number most ranks agree on; a tie has no such number (which half is behind
+        # would depend on which printed first).
+        if len(counted) == 1 or counted[0][1] > counted[1][1]:
+            behind = {rank for rank, seq in lowest_seq.items() if seq < common_seq}
     culprit = Culprit(
         failure_class=_first_class(timeouts),
         suspects=(),
@@ -289,7 +294,7 @@ def _from_timeouts(timeouts: list[Match], matches: Sequence[Match]) -> Culprit:
     if odd is not None:
         # Ranks waiting in different collectives: the stall is a mismatch of calls.
         return _with_finding(replace(culprit, failure_class=divergent_calls_class()), odd)
-    split = split_calls(timeouts)
+    split = split_calls(timeouts) or crossed_sequences(timeouts)
     if split is not None:
         return _with_finding(replace(culprit, failure_class=divergent_calls_class()), split)
     finding = narrow(absent_from_symptoms(waiting, matches, Relay.waiting), timeouts, matches)

@@ -290,6 +290,45 @@ def split_calls(symptoms: Sequence[Match]) -> Finding | None:
     return None
 
 
+def crossed_sequences(symptoms: Sequence[Match]) -> Finding | None:
+    """Two or more ranks of one group stuck at different sequence numbers in different calls,
+    with no majority to be behind.
+
+    A watchdog reports a rank's oldest unfinished collective, so a rank stuck at SeqNum 126 has
+    finished 122-125, the very collectives a peer stuck at 122 never finished. Over one group
+    that cannot happen while both sides issue the same calls in the same order: the ranks paired
+    different collectives (an all-gather met a reduce-scatter). Which side diverged is for the
+    code to say, so no rank is named.
+    """
+    stuck: dict[int, tuple[int, str, str | None]] = {}
+    for match in symptoms:
+        rank, seq = match.event.rank, identifier(match.captures.get("seq"))
+        op = match.captures.get("op")
+        if rank is None or seq is None or seq < 0 or op is None:
+            continue
+        if rank not in stuck or seq < stuck[rank][0]:
+            stuck[rank] = (seq, op, match.captures.get("process_group"))
+    if len(stuck) < 2 or len({group for _, _, group in stuck.values()}) != 1:
+        return None
+    by_seq = Counter(seq for seq, _, _ in stuck.values())
+    if len(by_seq) < 2 or len({op for _, op, _ in stuck.values()}) < 2:
+        return None
+    (_, first), (_, second) = by_seq.most_common(2)
+    if first > second:
+        return None  # a majority at one number: the others are behind or ahead of it
+    sides = "; ".join(
+        f"rank {rank} at SeqNum {seq} in {op}" for rank, (seq, op, _) in sorted(stuck.items())
+    )
+    return Finding(
+        None,
+        "undetermined",
+        candidates=tuple(sorted(stuck)),
+        reason=f"the ranks wait at different collectives of one group ({sides}): a rank further "
+        "on has finished the collective its peer still waits in, so the ranks paired different "
+        "calls",
+    )
+
+
 def last_steps(matches: Sequence[Match]) -> dict[int, int]:
     steps: dict[int, int] = {}
     for match in matches:

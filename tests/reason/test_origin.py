@@ -162,6 +162,45 @@ def test_ranks_stuck_at_one_seqnum_in_different_calls_are_a_mismatch_with_no_sid
     assert not is_partial(top, load_cues())
 
 
+def test_ranks_stuck_at_crossed_seqnums_in_different_calls_are_a_mismatch() -> None:
+    # Real lines (public issue huggingface/accelerate#3250, FSDP on two GPUs): rank 0 waits in a
+    # reduce-scatter at SeqNum 122 while rank 1, which finished 122-125, waits in an all-gather at
+    # 126. Over one group that only happens when the ranks paired different calls.
+    top = _top([FIXTURES / "accelerate-3250-ranks-crossed-sequences.log"])
+    assert top.failure_class == "collective_mismatch"
+    assert top.originating_rank is None
+    assert top.candidate_ranks == [0, 1]
+    assert "SeqNum 122 in _REDUCE_SCATTER_BASE" in top.candidate_reason
+    assert "SeqNum 126 in _ALLGATHER_BASE" in top.candidate_reason
+
+
+def test_with_a_tie_neither_half_is_behind_whichever_printed_first(tmp_path: Path) -> None:
+    lines = (FIXTURES / "accelerate-3250-ranks-crossed-sequences.log").read_text().splitlines()
+    rank1_first = [x for x in lines if x.startswith("[rank1]")] + [
+        x for x in lines if not x.startswith("[rank1]")
+    ]
+    job = write_job(tmp_path, {"post.log": "\n".join(rank1_first) + "\n"})
+    top = _top([job / "post.log"])
+    assert top.failure_class == "collective_mismatch"
+    assert top.originating_rank is None
+
+
+def test_one_rank_behind_a_majority_at_one_seqnum_is_still_the_one_behind(tmp_path: Path) -> None:
+    timeout = (
+        "[rank{r}]:[E1122 06:40:0{r}.504052851 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog "
+        "caught collective operation timeout: WorkNCCL(SeqNum={seq}, OpType={op}, "
+        "NumelIn=106343680, NumelOut=53171840, Timeout(ms)=600000) ran for 600080 milliseconds "
+        "before timing out.\n"
+    )
+    text = timeout.format(r=0, seq=122, op="_REDUCE_SCATTER_BASE") + "".join(
+        timeout.format(r=r, seq=126, op="_ALLGATHER_BASE") for r in (1, 2, 3)
+    )
+    job = write_job(tmp_path, {"post.log": text})
+    top = _top([job / "post.log"])
+    assert top.originating_rank == 0
+    assert top.rank_finding is not None and top.rank_finding.mechanism == "seq_behind"
+
+
 # Real lines (public issue axolotl-ai-cloud/axolotl#1698): DeepSpeed ZeRO-3 with CPU offload
 # fails on rank 1 with a device mismatch in the optimizer step; rank 3's traceback through the
 # same script follows, cut before its exception line.
