@@ -1,10 +1,11 @@
 """The best effort fuses what is known; it never overrides a rules answer on a hunch.
 
 Consumes the rules' unconfident candidates (partial answers: symptom-only culprits, generic
-exceptions, low-prior signatures), the class vote of the nearest past incidents and the lexical
-cues in this failure's abnormal lines (`lexicon/cues.yaml`) and, when a model is configured,
-the LLM's checked draft; produces failure classes ranked by
-a fused score, each with a calibrated confidence and the share each source contributed.
+exceptions, open readings of what often lies behind them; and low-prior signatures), the class
+vote of the nearest past incidents and the lexical cues in this failure's abnormal lines
+(`lexicon/cues.yaml`) and, when a model is configured, the LLM's checked draft; produces failure
+classes ranked by a fused score, each with a calibrated confidence and the share each source
+contributed.
 
 Each source gives a class a degree of support in [0, 1]: a rules candidate its confidence (a
 partial one, discounted), a retrieval vote its share times its nearest neighbour's similarity,
@@ -62,6 +63,9 @@ CUES_ONLY_CONFIDENCE = 0.35
 """Words alone, with no rules candidate, past incident or model behind them, stay a hint."""
 UNKNOWN = "unknown"
 SYMPTOM_ONLY = "Inferred from symptoms only"
+NOT_IN_EVIDENCE = "Not in evidence"
+"""How an open reading's caveat begins (reason/root_causes.py): a class no line of the input
+states, offered because it often lies behind the answer's."""
 
 
 _PATH = re.compile(r"(?:[\w.~-]*/)+[\w.-]*")
@@ -118,8 +122,12 @@ class Candidate:
 
 
 def is_partial(cause: RootCause, cues: Cues) -> bool:
-    """A rules candidate that only says something failed, or only what its symptoms imply."""
-    return cause.failure_class in cues.generic or cause.caveat.startswith(SYMPTOM_ONLY)
+    """A rules candidate that only says something failed, only what its symptoms imply, or what
+    often lies behind them (an open reading, which no line states: at full weight it would
+    outrank the symptoms it was read from)."""
+    return cause.failure_class in cues.generic or cause.caveat.startswith(
+        (SYMPTOM_ONLY, NOT_IN_EVIDENCE)
+    )
 
 
 def cue_support(lines: Sequence[str], cues: Cues) -> dict[str, dict[str, float]]:

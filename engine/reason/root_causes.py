@@ -220,6 +220,7 @@ def to_root_cause(
             f"Possibly {fc.id}, which often lies behind {hypothesis.behind}: no line of the "
             "input states it"
         )
+        # hybrid/fuse.py reads this prefix: a reading is weighed as a partial answer.
         caveat = f"Not in evidence. Listed because {reading.why}"
         steps = _next_steps((reading.check,), fc.category)
     candidate = hypothesis.dump_candidate

@@ -3,7 +3,7 @@ overrides a specific rules candidate on weak evidence."""
 
 from __future__ import annotations
 
-from denpex.hybrid.fuse import SYMPTOM_ONLY, cue_support, fuse, load_cues
+from denpex.hybrid.fuse import NOT_IN_EVIDENCE, SYMPTOM_ONLY, cue_support, fuse, load_cues
 from denpex.models import RootCause, Source
 from denpex.retrieval.similar import ClassVote, Neighbour
 from denpex.store.records import Label, LabelSource
@@ -19,8 +19,11 @@ WATCHDOG = (
 )
 
 
-def rules(cls: str, confidence: float, *, symptom_only: bool = False) -> RootCause:
+def rules(
+    cls: str, confidence: float, *, symptom_only: bool = False, reading: bool = False
+) -> RootCause:
     fc = failure_class(cls)
+    caveat = f"{SYMPTOM_ONLY}: no root-cause record was found." if symptom_only else ""
     return RootCause(
         failure_class=cls,
         category=fc.category,
@@ -28,7 +31,7 @@ def rules(cls: str, confidence: float, *, symptom_only: bool = False) -> RootCau
         confidence=confidence,
         source=Source.rules,
         best_effort=False,
-        caveat=f"{SYMPTOM_ONLY}: no root-cause record was found." if symptom_only else "",
+        caveat=f"{NOT_IN_EVIDENCE}. Listed because it often lies behind." if reading else caveat,
         owner=fc.owner,
     )
 
@@ -68,6 +71,37 @@ def test_a_symptom_only_answer_gives_way_to_agreeing_retrieval_and_cues() -> Non
     assert ranked[0].failure_class == "disk_full"
     assert {source.split(":")[0] for source in ranked[0].support} == {"retrieval", "cue"}
     assert "collective_timeout" in [c.failure_class for c in ranked[1:]]
+
+
+# Real (public issue huggingface/accelerate#3413): a survivor's view of a peer that vanished.
+REMOTE_ERROR = (
+    "10.3.0.41: [rank22]: ncclRemoteError: A call failed possibly due to a network error or a "
+    "remote process exiting prematurely."
+)
+
+
+def test_an_open_reading_does_not_outrank_the_symptoms_it_was_read_from() -> None:
+    ranked = fuse(
+        [
+            rules("peer_process_died", 0.28, symptom_only=True),
+            rules("host_oom", 0.28, reading=True),
+        ],
+        [],
+        [REMOTE_ERROR],
+    )
+    assert ranked[0].failure_class == "peer_process_died"
+
+
+def test_past_incidents_that_agree_with_an_open_reading_still_lift_it() -> None:
+    ranked = fuse(
+        [
+            rules("peer_process_died", 0.28, symptom_only=True),
+            rules("host_oom", 0.28, reading=True),
+        ],
+        votes(("host_oom", 0.8, 0.9)),
+        [REMOTE_ERROR],
+    )
+    assert ranked[0].failure_class == "host_oom"
 
 
 def test_cues_alone_name_a_class_at_low_confidence() -> None:
