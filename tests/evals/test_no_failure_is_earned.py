@@ -101,6 +101,18 @@ UNDETERMINED = {
     # ... Lightning entering validation with two batches on rank 0 and three on rank 1 (blind
     # round 137): the job hangs and the post holds no error line ...
     "issue-lightning-ai-pytorch-lightning-20404",
+    # ... a DeepSpeed MoE's debug prints of all-to-all input shapes, one process's differing
+    # (blind round 139): the job hangs, no error line; the mismatch is the reader's comparison ...
+    "issue-deepspeedai-deepspeed-6809",
+    # ... and an nvidia-smi table of eight processes on GPU 0 (blind round 144): Slurm started
+    # eight tasks without binding GPUs; the OOM it caused is only in the reporter's prose.
+    "issue-facebookincubator-submitit-1704",
+    # ... SGLang's start-up INFO lines from every data-parallel rank (blind round 146): the
+    # clash of their ports is in the reporter's reading of the code, not in the log ...
+    "issue-sgl-project-sglang-15385",
+    # ... and Lightning's traceback frames through setup_environment without the exception
+    # (blind round 147): the divisibility error is only in the issue's title.
+    "issue-nvidia-nemo-speech-14838",
 }
 FAILING = [
     pytest.param(
