@@ -160,5 +160,9 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "149": 5,
         "150": 2,
         "151": 5,
+        "152": 3,
+        "154": 3,
+        "155": 5,
+        "156": 3,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]
