@@ -164,5 +164,8 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "154": 3,
         "155": 5,
         "156": 3,
+        "157": 3,
+        "158": 4,
+        "159": 3,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]
