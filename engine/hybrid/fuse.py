@@ -28,6 +28,7 @@ from pathlib import Path
 import yaml
 
 from denpex.models import RootCause
+from denpex.reason.root_causes import NOT_IN_EVIDENCE, SYMPTOM_ONLY
 from denpex.retrieval.similar import ClassVote
 
 RULES_WEIGHT = 1.0
@@ -62,10 +63,6 @@ were right 9 times (36%), those at 0.7 or more 3 times in 7. Over the four round
 CUES_ONLY_CONFIDENCE = 0.35
 """Words alone, with no rules candidate, past incident or model behind them, stay a hint."""
 UNKNOWN = "unknown"
-SYMPTOM_ONLY = "Inferred from symptoms only"
-NOT_IN_EVIDENCE = "Not in evidence"
-"""How an open reading's caveat begins (reason/root_causes.py): a class no line of the input
-states, offered because it often lies behind the answer's."""
 
 
 _PATH = re.compile(r"(?:[\w.~-]*/)+[\w.-]*")

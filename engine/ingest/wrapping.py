@@ -50,7 +50,6 @@ _RECORD_START = re.compile(
     """,
     re.VERBOSE,
 )
-_BOX = re.compile(r"[\s│┃║╭╮╰╯─━═┌┐└┘├┤┬┴┼|+=*#_.~-]*")
 _SHAPE = str.maketrans(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
     "a" * 52 + "9" * 10,
@@ -62,6 +61,14 @@ def _shape(text: str) -> str:
 
 
 _BORDERS = frozenset("│┃║╭╮╰╯─━═┌┐└┘├┤┬┴┼|+")
+"""Characters a panel's or a table's row starts with."""
+_RULE = _BORDERS | frozenset("=*#_.~-")
+"""Characters a horizontal rule is drawn with."""
+
+
+def _ruled(piece: str) -> bool:
+    """A panel's or a table's row, or a rule: never a piece of a longer line."""
+    return piece[:1] in _BORDERS or all(c.isspace() or c in _RULE for c in piece[:3])
 
 
 def continues(piece: str, following: str) -> bool:
@@ -71,8 +78,8 @@ def continues(piece: str, following: str) -> bool:
         following = following[1:]
     if not following or following[0].isspace() or _RECORD_START.match(following):
         return False
-    if piece[:1] in _BORDERS or _BOX.fullmatch(piece[:3]):
-        return False  # a panel's or a table's row
+    if _ruled(piece):
+        return False
     return _shape(piece) != _shape(following)
 
 

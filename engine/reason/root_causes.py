@@ -20,6 +20,11 @@ from denpex.render.common import where
 from denpex.taxonomy import Category, category_next_steps, class_next_steps, failure_class
 
 _FORMATTER = string.Formatter()
+SYMPTOM_ONLY = "Inferred from symptoms only"
+"""How a caveat begins when the answer reads symptoms alone (the best effort may outweigh it)."""
+NOT_IN_EVIDENCE = "Not in evidence"
+"""How an open reading's caveat begins: a class no line states, offered because it often lies
+behind the answer's (the best effort weighs it as a partial answer)."""
 
 
 class _Placeholders(dict[str, str]):
@@ -205,13 +210,12 @@ def to_root_cause(
     if hypothesis.culprit is not None:
         title = hypothesis.culprit.headline()
         # Calls that differ at one point are the mismatch itself, read from the ranks' records;
-        # only which side diverged is left open. Anything else is a reading of symptoms, and
-        # the best effort may outweigh it (hybrid/fuse.py reads this prefix).
+        # only which side diverged is left open. Anything else is a reading of symptoms.
         lead = (
             "Read from the ranks' own records of the collective; which side diverged first "
             "is not in evidence. "
             if hypothesis.culprit.diverged
-            else "Inferred from symptoms only: no root-cause record was found for the suspects. "
+            else f"{SYMPTOM_ONLY}: no root-cause record was found for the suspects. "
         )
         caveat = lead + caveat
     reading = hypothesis.reading
@@ -220,8 +224,7 @@ def to_root_cause(
             f"Possibly {fc.id}, which often lies behind {hypothesis.behind}: no line of the "
             "input states it"
         )
-        # hybrid/fuse.py reads this prefix: a reading is weighed as a partial answer.
-        caveat = f"Not in evidence. Listed because {reading.why}"
+        caveat = f"{NOT_IN_EVIDENCE}. Listed because {reading.why}"
         steps = _next_steps((reading.check,), fc.category)
     candidate = hypothesis.dump_candidate
     if candidate is not None:
