@@ -36,7 +36,12 @@ def culprit_confidence(culprit: Culprit) -> float:
     is who, and the confidence moves with the number of suspects (taxonomy.yaml's
     `symptom_confidence` of the class: a peer's closed connection is the class only when the
     dead peer left no record of its own, so it stays modest)."""
-    return traits(culprit.failure_class).symptom_confidence.for_suspects(len(culprit.suspects))
+    suspects = len(culprit.suspects)
+    if suspects == 1 and culprit.finding is not None and culprit.finding.rank is None:
+        # A lone candidate the evidence did not settle on is one possibility among others (a
+        # rank that left no line at all), not one suspect.
+        suspects = 2
+    return traits(culprit.failure_class).symptom_confidence.for_suspects(suspects)
 
 
 def _raise(confidence: float, weight: float) -> float:
@@ -48,7 +53,11 @@ def _corroborated(hypothesis: Hypothesis, base: float) -> float:
     for _ in {m.signature.failure_class for m in hypothesis.consequences}:
         confidence = _raise(confidence, CONSEQUENCE_WEIGHT)
     origin = hypothesis.originating.rank if hypothesis.originating else None
-    if any(m.event.rank is not None and m.event.rank != origin for m in hypothesis.explained):
+    others = {m.event.rank for m in hypothesis.explained} - {None, origin}
+    # A culprit is inferred from the symptoms it explains: one rank's report is the inference's
+    # own evidence, not a second witness; several ranks reporting alike corroborate it.
+    witnesses_needed = 2 if hypothesis.culprit is not None else 1
+    if len(others) >= witnesses_needed:
         confidence = _raise(confidence, CASCADE_WEIGHT)
     return confidence
 
@@ -72,7 +81,9 @@ def assign_confidence(hypotheses: Sequence[Hypothesis], unexplained: Sequence[Ma
     confidence = _rivalled(top, hypotheses[1] if len(hypotheses) > 1 else None, confidence)
     if unexplained:
         confidence *= EARLY_SYMPTOM_PENALTY
-    if top.finding is not None and top.finding.thin and top.originating is not None:
+    # Thin evidence weakens a named rank and the suspects a culprit's class rests on alike.
+    suspected = top.originating is not None or top.culprit is not None
+    if top.finding is not None and top.finding.thin and suspected:
         confidence *= THIN_RANK_EVIDENCE
     top.confidence = round(min(confidence, CEILING), 3)
     alternatives = hypotheses[1:]

@@ -469,6 +469,7 @@ def absent_from_symptoms(
             reason=f"ranks {_ranks(reporters)} {what}; rank(s) {_ranks(unseen)} exist (ranks "
             f"count from 0 and rank {max(seen)} is in evidence) but left no line, so whether "
             "they reached the same point is not in evidence",
+            thin=True,
         )
     reason = (
         f"ranks {_ranks(reporters)} {what}; of the job ({known}), ranks {_ranks(missing)} did "
@@ -477,7 +478,9 @@ def absent_from_symptoms(
         else f"every rank in evidence ({known}) reported the same symptom"
         + ("" if world else "; the job's size is not stated, so the rank behind it may be missing")
     )
-    return Finding(None, "undetermined", candidates=tuple(missing), reason=reason)
+    return Finding(
+        None, "undetermined", candidates=tuple(missing), reason=reason, thin=world is None
+    )
 
 
 def narrow(finding: Finding, reporters: Sequence[Match], matches: Sequence[Match]) -> Finding:

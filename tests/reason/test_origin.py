@@ -297,3 +297,27 @@ def test_a_rank_that_died_after_its_peers_reported_is_their_cascade(tmp_path: Pa
     late = DIED_FIRST.replace("2024-08-20_11:37:36", "2024-08-20_11:48:00")
     top = _top([write_job(tmp_path, {"job.log": late}) / "job.log"])
     assert top.originating_rank is None
+
+
+# Real line (public issue pytorch/pytorch#76198): the only output of the job, rank 1's.
+_LOST_RANK_0 = (FIXTURES / "pytorch-76198-lost-rank-0.log").read_text()
+
+
+def test_one_rank_reporting_a_lost_peer_leaves_a_candidate_not_a_confident_culprit(
+    tmp_path: Path,
+) -> None:
+    # One witness, the job's size unknown: rank 0 is implied by rank 1's number, not shown to
+    # have stopped, and the lone line is the inference's evidence, not a second witness to it.
+    top = _top([write_job(tmp_path, {"rank1.log": _LOST_RANK_0}) / "rank1.log"])
+    assert top.failure_class == "collective_timeout"
+    assert top.originating_rank is None
+    assert top.candidate_ranks == [0]
+    assert top.confidence < 0.6  # below the gate: the rules do not settle it
+
+
+def test_two_ranks_timing_out_alike_corroborate_the_stall_more_than_one(tmp_path: Path) -> None:
+    two = _top([write_job(tmp_path / "two", {"job.log": _TWO_OF_THREE_TIME_OUT}) / "job.log"])
+    first_only = _TWO_OF_THREE_TIME_OUT.splitlines(True)[0]
+    one = _top([write_job(tmp_path / "one", {"job.log": first_only}) / "job.log"])
+    assert two.failure_class == one.failure_class == "collective_timeout"
+    assert one.confidence < two.confidence
