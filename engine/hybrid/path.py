@@ -42,6 +42,7 @@ from denpex.reason.abnormal import origin_of
 from denpex.retrieval.embedder import Embedder, SentenceTransformerEmbedder
 from denpex.retrieval.index import FaissIndex, VectorIndex
 from denpex.retrieval.similar import ClassVote, Neighbour, SimilarIncidents, vote
+from denpex.signatures.signature import Role
 from denpex.store.errors import NotRecorded
 from denpex.store.records import ExcerptLine, IncidentDraft, input_digests
 from denpex.store.store import IncidentStore, StoreError, open_store
@@ -217,10 +218,11 @@ class HybridCase:
                 if drafted.causes:
                     drafted_causes, drafted_summary = drafted.causes, drafted.summary
                     model = self.path.chat.name
+        read = _read_by_hand(timeline)
         ranked = fuse(
             rules_causes,
             retrieved.votes,
-            [line.text for line in seen.excerpt],
+            [line.text for line in seen.excerpt if (line.source, line.line) not in read],
             drafted_causes,
             frames_only=bool(seen.harvested)
             and all(last_resort(m.signature) for m in seen.harvested),
@@ -352,6 +354,22 @@ def without_secrets(draft: IncidentDraft) -> IncidentDraft:
     """The draft with every credential, token, key and e-mail address in its text replaced,
     masked forms in templates included (`without_secrets_in`): the store never holds them."""
     return IncidentDraft.model_validate(without_secrets_in(draft.model_dump(mode="json")))
+
+
+def _read_by_hand(timeline: OrderedTimeline) -> set[tuple[str, int]]:
+    """The lines a hand-written signature read as a failure of a stated class. Its reading (the
+    mechanism behind "failed to send a keep-alive heartbeat to the rendezvous") is the line's
+    meaning; the lexical cues are for the lines no signature understood, and words on an
+    understood line ("rendezvous") would vote a second time, with less understanding, against
+    the reading the rules already weighed."""
+    return {
+        (m.event.source, m.event.line)
+        for m in timeline.matches
+        if m.signature.failure_class
+        and m.role is not Role.context
+        and not m.signature.generated
+        and not m.signature.fallback
+    }
 
 
 def _left(deadline: float) -> float:

@@ -147,6 +147,29 @@ def test_an_unmatched_error_of_the_only_rank_at_hand_leaves_it_a_candidate(
     assert "only rank 1's output is in evidence" in unexplained.candidate_reason
 
 
+# Real line (public issue pytorch/pytorch#76287): an elastic agent after the node hosting the
+# rendezvous store went away.
+_HEARTBEAT_LOST = (
+    "WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node "
+    "'jean-zay-iam37-ib0_187281_0' has failed to send a keep-alive heartbeat to the rendezvous "
+    "'none' due to an error of type RendezvousConnectionError.\n"
+)
+
+
+def test_words_on_a_line_a_signature_read_do_not_outvote_its_reading(
+    tmp_path: Path, embedder
+) -> None:
+    # The signature reads the line as a lost peer (the store's host died); the word
+    # "rendezvous" on the same line is no second witness for a rendezvous failure.
+    (tmp_path / "agent.log").write_text(_HEARTBEAT_LOST * 3)
+    url = store_url(str(tmp_path / "empty.db"))
+    path = HybridPath(HybridSettings(store_url=url), embedder=embedder)
+    diagnosis = diagnose([str(tmp_path / "agent.log")], hybrid=path)
+    assert diagnosis.status is not Status.confident
+    assert diagnosis.root_causes[0].failure_class == "peer_process_died"
+    assert diagnosis.root_causes[0].signature_id == "rendezvous.elastic_store_lost"
+
+
 def test_a_clean_run_stays_no_failure_and_is_not_queued(tmp_path: Path, embedder) -> None:
     url = store_url(str(tmp_path / "s.db"))
     path = HybridPath(HybridSettings(store_url=url), embedder=embedder)
