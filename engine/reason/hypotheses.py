@@ -332,9 +332,11 @@ def _undetermined_if_alone(
     - A fault in code, data or settings every rank runs the same way (a shape mismatch, a NaN
       from the model, a missing file) leaves the rank a candidate when no other rank appears
       in the matches or has a file among the inputs. A launcher's report that this worker
-      failed first is evidence of order, and keeps the name."""
+      failed first is evidence of order, and keeps the name.
+
+    A job the evidence states has one process has no other rank to have met it: the name stays."""
     origin = hypothesis.originating
-    if origin is None or origin.rank is None:
+    if origin is None or origin.rank is None or single_process(matches) is not None:
         return
     traits = hypothesis.traits
     if traits.job_wide:

@@ -321,3 +321,13 @@ def test_two_ranks_timing_out_alike_corroborate_the_stall_more_than_one(tmp_path
     one = _top([write_job(tmp_path / "one", {"job.log": first_only}) / "job.log"])
     assert two.failure_class == one.failure_class == "collective_timeout"
     assert one.confidence < two.confidence
+
+
+def test_a_fault_every_rank_runs_alike_is_placed_on_the_one_process_of_a_one_process_job() -> None:
+    # Real lines (public issue deepspeedai/DeepSpeed#3869): DeepSpeed's launcher states
+    # dist_world_size=1, then the process runs out of GPU memory. No other rank exists to have
+    # met the same fault, so the rank is named, not left a candidate.
+    top = _top([FIXTURES / "deepspeed-3869-one-process-oom.log"])
+    assert top.failure_class == "device_oom"
+    assert top.originating_rank == 0
+    assert top.candidate_ranks == []
