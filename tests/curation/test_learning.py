@@ -167,5 +167,13 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "157": 3,
         "158": 4,
         "159": 3,
+        "160": 7,
+        "161": 7,
+        "162": 9,
+        "163": 8,
+        "164": 8,
+        "165": 5,
+        "166": 8,
+        "167": 8,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]

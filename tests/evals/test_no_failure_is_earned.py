@@ -116,8 +116,17 @@ UNDETERMINED = {
     # ... two nodes' launch lines giving different MASTER_ADDR values (blind round 156): the job
     # hangs and no line reports a failure.
     "issue-hiyouga-llamafactory-5560",
-    # ... and a pytest run's traceback frames cut before the exception (blind round 158).
+    # ... a pytest run's traceback frames cut before the exception (blind round 158).
     "issue-pytorch-pytorch-148532",
+    # ... the Trainer's ZeRO checkpoint save that stops without a line when the host runs out of
+    # memory (blind round 161) ...
+    "issue-huggingface-transformers-21482",
+    # ... torch.distributed.launch's deprecation warning, the argument error it warns of only in
+    # the issue's title (blind round 161) ...
+    "issue-huggingface-transformers-22171",
+    # ... and faulthandler's frames of a rank hung in save_checkpoint's collective, which only
+    # rank 0 called (blind round 164).
+    "issue-deepspeedai-deepspeed-797",
 }
 FAILING = [
     pytest.param(
