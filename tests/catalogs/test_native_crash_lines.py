@@ -68,9 +68,14 @@ def test_the_signal_handler_names_the_crashed_process_and_its_signal(matcher: Ma
         "[rack1-93-slot7:186363] Signal code:  (-6)",
         "[k8s-slave03:00956] Failing at address: 0x3bc",
         "[k8s-slave03:00956] [ 0] /usr/lib/x86_64-linux-gnu/libc.so.6(+0x45330)[0x7d1d0c3eb330]",
-        "[k8s-slave03:00956] *** End of error message ***",
     ):
         assert not catalog_hits(matcher, detail, "openmpi_cat"), detail
+    # ... but its closing banner is the crash too, for an excerpt that keeps only the block's end
+    (closing,) = catalog_hits(
+        matcher, "[k8s-slave03:00956] *** End of error message ***", "openmpi_cat"
+    )
+    assert closing.signature.failure_class == "native_crash"
+    assert closing.captures["host"] == "k8s-slave03"
 
 
 @pytest.mark.parametrize(
