@@ -175,5 +175,13 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "165": 5,
         "166": 8,
         "167": 8,
+        "168": 9,
+        "169": 6,
+        "170": 8,
+        "171": 8,
+        "172": 5,
+        "173": 9,
+        "174": 9,
+        "175": 5,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]
