@@ -152,8 +152,10 @@ def fuse(
     frames_only: bool = False,
 ) -> list[Candidate]:
     """Failure classes ranked by fused support, best first; `unknown` never among them.
-    `frames_only`: the abnormal lines are all a traceback's frames (its exception line cut off),
-    which every traceback shares; a past incident that resembles them resembles only that."""
+    `lines`: the excerpt's lines the cues may read (hybrid/path.py leaves out those a
+    hand-written signature already read). `frames_only`: the abnormal lines are all a
+    traceback's frames (its exception line cut off), which every traceback shares; a past
+    incident that resembles them resembles only that."""
     cues = cues or load_cues()
     candidates: dict[str, Candidate] = {}
     nearest_by_class: dict[str, float] = {}

@@ -36,12 +36,12 @@ def culprit_confidence(culprit: Culprit) -> float:
     is who, and the confidence moves with the number of suspects (taxonomy.yaml's
     `symptom_confidence` of the class: a peer's closed connection is the class only when the
     dead peer left no record of its own, so it stays modest)."""
-    suspects = len(culprit.suspects)
-    if suspects == 1 and culprit.finding is not None and culprit.finding.rank is None:
+    levels = traits(culprit.failure_class).symptom_confidence
+    if len(culprit.suspects) == 1 and culprit.finding is not None and culprit.finding.rank is None:
         # A lone candidate the evidence did not settle on is one possibility among others (a
         # rank that left no line at all), not one suspect.
-        suspects = 2
-    return traits(culprit.failure_class).symptom_confidence.for_suspects(suspects)
+        return levels.several_suspects
+    return levels.for_suspects(len(culprit.suspects))
 
 
 def _raise(confidence: float, weight: float) -> float:

@@ -336,7 +336,7 @@ def _undetermined_if_alone(
 
     A job the evidence states has one process has no other rank to have met it: the name stays."""
     origin = hypothesis.originating
-    if origin is None or origin.rank is None or single_process(matches) is not None:
+    if origin is None or origin.rank is None:
         return
     traits = hypothesis.traits
     if traits.job_wide:
@@ -360,6 +360,8 @@ def _undetermined_if_alone(
         )
     else:
         return
+    if single_process(matches) is not None:
+        return  # read only here: it walks every match, and only a lone rank's fault needs it
     _leave_undetermined(hypothesis, origin.host, candidates, reason)
 
 
