@@ -183,5 +183,17 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "173": 9,
         "174": 9,
         "175": 5,
+        "176": 3,
+        "177": 4,
+        "178": 8,
+        "179": 4,
+        "180": 5,
+        "181": 5,
+        "182": 7,
+        "183": 5,
+        "184": 6,
+        "185": 8,
+        "186": 7,
+        "187": 6,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]
