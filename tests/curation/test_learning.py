@@ -195,5 +195,11 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "185": 8,
         "186": 7,
         "187": 6,
+        "188": 4,
+        "189": 5,
+        "190": 8,
+        "191": 7,
+        "192": 7,
+        "193": 3,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]
