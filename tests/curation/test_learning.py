@@ -201,5 +201,9 @@ def test_the_rounds_come_from_the_held_out_case_table_in_order() -> None:
         "191": 7,
         "192": 7,
         "193": 3,
+        "194": 6,
+        "195": 4,
+        "196": 7,
+        "197": 5,
     }
     assert REPO / "evals" / "heldout" / "issue-azure-az-hop-1210" in rounds["5"]

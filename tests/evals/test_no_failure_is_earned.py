@@ -136,9 +136,12 @@ UNDETERMINED = {
     # ... nccl-tests' rank table with NCCL's connection-setup INFO lines of a job that
     # deadlocks at init (blind round 178): the hang is in the report's prose, not in a line ...
     "issue-nvidia-nccl-2385",
-    # ... and NCCL's ring set-up INFO lines over P2P/IPC of a DDP job that then hangs (blind
-    # round 184): the broken peer-to-peer path is the maintainers' finding, no line failed.
+    # ... NCCL's ring set-up INFO lines over P2P/IPC of a DDP job that then hangs (blind
+    # round 184): the broken peer-to-peer path is the maintainers' finding, no line failed ...
     "issue-lightning-ai-pytorch-lightning-19425",
+    # ... and vLLM's data-parallel engines serving until they deadlock (blind round 197): one
+    # engine skipping the drafter's collectives is the fix's analysis, no line fails.
+    "issue-vllm-project-vllm-44185",
 }
 FAILING = [
     pytest.param(
