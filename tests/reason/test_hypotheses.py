@@ -247,3 +247,27 @@ def test_a_check_of_one_rank_s_own_gradients_names_that_rank_alone(tmp_path: Pat
     top = diagnose_paths([str(write_job(tmp_path, {"train.log": LOCAL_NAN}))]).root_causes[0]
     assert top.failure_class == "nan_or_inf"
     assert top.originating_rank == 13
+
+
+# Real (deepspeedai/DeepSpeed#7568): c10d's desync check on rank 2, its peer rank 3 in another
+# collective. A mismatch is between ranks; the one that reports it does not say which diverged.
+MISMATCH_REPORTED_BY_ONE_RANK = (
+    "[rank2]: RuntimeError: Detected mismatch between collectives on ranks. Rank 2 is"
+    " running collective: CollectiveFingerPrint(SequenceNumber=32, OpType=ALLREDUCE, "
+    "TensorShape=[], TensorDtypes=Float, TensorDeviceTypes=TensorOptions(dtype=float "
+    "(default), device=cuda, layout=Strided (default), requires_grad=false (default),"
+    " pinned_memory=false (default), memory_format=(nullopt))), but Rank 3 is running"
+    " collective: CollectiveFingerPrint(SequenceNumber=0OpType=GATHER).Collectives di"
+    "ffer in the following aspects:          Sequence number: 32vs 0  Op type: ALLRED"
+    "UCEvs GATHER  Tensor Tensor dtypes: Floatvs   Tensor Tensor devices: TensorOptio"
+    "ns(dtype=float (default), device=cuda, layout=Strided (default), requires_grad=f"
+    "alse (default), pinned_memory=false (default), memory_format=(nullopt))vs \n"
+)
+
+
+def test_a_collective_mismatch_names_no_rank_from_the_rank_that_reports_it(tmp_path: Path) -> None:
+    job = write_job(tmp_path, {"train.log": MISMATCH_REPORTED_BY_ONE_RANK})
+    diagnosis = diagnose_paths([str(job)])
+    top = diagnosis.root_causes[0]
+    assert top.failure_class == "collective_mismatch"
+    assert top.originating_rank is None
