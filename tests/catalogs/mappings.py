@@ -3,6 +3,7 @@ makes of a real line, for the mapping tests."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from catalogs.core.mapping import Decision, load_mapping
@@ -10,6 +11,7 @@ from catalogs.core.message import Message
 from denpex.match.scan import Matcher
 
 CATALOGS = Path(__file__).resolve().parents[2] / "catalogs"
+RULES = Path(__file__).resolve().parents[2] / "rules"
 
 
 def decide(emitter: str, text: str, level: str, file: str) -> Decision:
@@ -46,3 +48,16 @@ def assert_mapped(emitter: str, text: str, level: str, file: str, failure_class:
     decision = decide(emitter, text, level, file)
     assert decision.disposition == "mapped"
     assert decision.failure_class == failure_class
+
+
+def pinned_lines(family: str) -> list[tuple[str, int]]:
+    """Each release line a generated family's CATALOG.json records, with its signatures' count."""
+    accounting = json.loads((RULES / family / "CATALOG.json").read_text())
+    return [(row["line"], row["signatures"]) for row in accounting["releases"]]
+
+
+def write_source(root: Path, relative: str, text: str) -> None:
+    """Write one source file of a fake checkout for an extractor test."""
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")

@@ -14,7 +14,7 @@ import pytest
 
 from catalogs.candle.extract import extract
 from denpex.match.scan import Matcher
-from tests.catalogs.mappings import assert_catalog_reads, decide
+from tests.catalogs.mappings import assert_catalog_reads, decide, pinned_lines, write_source
 
 FAMILY = "candle_cat"
 RULES = Path(__file__).resolve().parents[2] / "rules"
@@ -128,19 +128,13 @@ def test_the_mapping_keeps_a_low_default_and_leaves_out_metal() -> None:
 
 
 def test_the_catalog_reads_every_pinned_line() -> None:
-    accounting = json.loads((RULES / FAMILY / "CATALOG.json").read_text())
-    assert [row["line"] for row in accounting["releases"]] == ["0.8", "0.9", "0.11"]
-    assert all(row["signatures"] > 0 for row in accounting["releases"])
-
-
-def _write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    pinned = pinned_lines(FAMILY)
+    assert [line for line, _ in pinned] == ["0.8", "0.9", "0.11"]
+    assert all(signatures > 0 for _, signatures in pinned)
 
 
 def test_the_extractor_reads_candle_and_cudarc_as_they_print(tmp_path: Path) -> None:
-    _write(
+    write_source(
         tmp_path,
         "candle-core/src/error.rs",
         "#[derive(thiserror::Error)]\n"
@@ -151,7 +145,7 @@ def test_the_extractor_reads_candle_and_cudarc_as_they_print(tmp_path: Path) -> 
         "    Msg(String),\n"
         "}\n",
     )
-    _write(
+    write_source(
         tmp_path,
         "candle-core/src/cuda_backend/error.rs",
         "pub enum CudaError {\n"
@@ -159,7 +153,7 @@ def test_the_extractor_reads_candle_and_cudarc_as_they_print(tmp_path: Path) -> 
         "    InternalError(&'static str),\n"
         "}\n",
     )
-    _write(
+    write_source(
         tmp_path,
         "candle-core/src/cuda_backend/mod.rs",
         "fn matmul() {\n"
@@ -177,17 +171,17 @@ def test_the_extractor_reads_candle_and_cudarc_as_they_print(tmp_path: Path) -> 
         '    fn t() { panic!("a test") }\n'
         "}\n",
     )
-    _write(
+    write_source(
         tmp_path,
         "candle-nn/src/var_builder.rs",
         'fn get() {\n    Error::Msg(format!("Cannot slice tensor {path} along dim {dim}"))\n}\n',
     )
-    _write(
+    write_source(
         tmp_path,
         "candle-transformers/src/models/llama.rs",
         'fn f() { candle::bail!("a per-model check") }\n',
     )
-    _write(
+    write_source(
         tmp_path,
         "cudarc/src/driver/sys/mod.rs",
         '#[cfg(any(feature = "cuda-12080"))]\n'
@@ -200,7 +194,7 @@ def test_the_extractor_reads_candle_and_cudarc_as_they_print(tmp_path: Path) -> 
         '    b.expect("Expected symbol in library");\n'
         "}\n",
     )
-    _write(
+    write_source(
         tmp_path,
         "cudarc/src/nccl/result.rs",
         "impl std::fmt::Debug for NcclError {\n"
@@ -209,7 +203,7 @@ def test_the_extractor_reads_candle_and_cudarc_as_they_print(tmp_path: Path) -> 
         "    }\n"
         "}\n",
     )
-    _write(
+    write_source(
         tmp_path,
         "cudarc/build.rs",
         "fn main() {\n"

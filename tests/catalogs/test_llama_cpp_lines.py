@@ -9,14 +9,19 @@ Every line in the first three tests is copied from the public thread named besid
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from catalogs.llama_cpp.extract import extract
 from denpex.match.scan import Matcher
-from tests.catalogs.mappings import assert_catalog_reads, catalog_hits, decide
+from tests.catalogs.mappings import (
+    assert_catalog_reads,
+    catalog_hits,
+    decide,
+    pinned_lines,
+    write_source,
+)
 from tests.conftest import diagnose_paths
 
 FAMILY = "llama_cpp_cat"
@@ -172,19 +177,13 @@ def test_the_mapping_keeps_a_low_default_and_reads_the_context_first() -> None:
 
 
 def test_the_catalog_reads_every_pinned_line() -> None:
-    accounting = json.loads((RULES / FAMILY / "CATALOG.json").read_text())
-    assert [row["line"] for row in accounting["releases"]] == ["b2366", "b5308", "b11312"]
-    assert all(row["signatures"] > 0 for row in accounting["releases"])
-
-
-def _write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    pinned = pinned_lines(FAMILY)
+    assert [line for line, _ in pinned] == ["b2366", "b5308", "b11312"]
+    assert all(signatures > 0 for _, signatures in pinned)
 
 
 def test_the_extractor_reads_llama_cpp_as_it_prints(tmp_path: Path) -> None:
-    _write(
+    write_source(
         tmp_path,
         "src/llama-kv-cache.cpp",
         "bool llama_kv_cache::init(int n) {\n"
@@ -195,7 +194,7 @@ def test_the_extractor_reads_llama_cpp_as_it_prints(tmp_path: Path) -> None:
         '    throw std::runtime_error("failed to create ggml context for kv cache");\n'
         "}\n",
     )
-    _write(
+    write_source(
         tmp_path,
         "src/llama-model-loader.cpp",
         "void load_all() {\n"
@@ -204,7 +203,7 @@ def test_the_extractor_reads_llama_cpp_as_it_prints(tmp_path: Path) -> None:
         '    throw std::runtime_error("unknown model architecture: \'" + name + "\'");\n'
         "}\n",
     )
-    _write(
+    write_source(
         tmp_path,
         "ggml/src/ggml-cuda/ggml-cuda.cu",
         "void ggml_cuda_error(const char * msg) {\n"
@@ -217,7 +216,7 @@ def test_the_extractor_reads_llama_cpp_as_it_prints(tmp_path: Path) -> None:
         ' %d.\\n", f, f, 0);\n'
         "}\n",
     )
-    _write(
+    write_source(
         tmp_path,
         "tools/server/server-context.cpp",
         "void update_slots() {\n"
