@@ -47,11 +47,12 @@ from __future__ import annotations
 
 import bisect
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from catalogs import csource
 from catalogs.core import Message
-from catalogs.cppsource import _args, _blank_comments
+from catalogs.cppsource import _args, _blank_comments, source_files
 from catalogs.cppstreams import _message, _piece, _split_top, bare_stream_messages
 
 EMITTER = "llama_cpp"
@@ -384,39 +385,21 @@ def _streams(rel: str, source: str) -> list[Message]:
     return found
 
 
-def _files(checkout: Path) -> list[tuple[Path, str]]:
-    found = []
-    for path in sorted(checkout.rglob("*")):
-        if path.suffix not in SUFFIXES or not path.is_file():
-            continue
-        rel = path.relative_to(checkout).as_posix()
-        if rel.startswith(INCLUDE) and not rel.startswith(SKIP) and "/tests/" not in rel:
-            found.append((path, rel))
-    return found
-
-
 def extract(checkout: Path, release: str) -> list[Message]:
     found: list[Message] = []
-    for path, rel in _files(checkout):
+    for path, rel in source_files(checkout, SUFFIXES, SKIP, roots=("",), include=INCLUDE):
+        if "/tests/" in rel:
+            continue
         source = path.read_text(encoding="utf-8", errors="replace")
         macros = {**csource.string_macros(source), **MACROS}
-        for message in [
-            *_printf_messages(rel, source, macros),
-            *_thrown(rel, source, macros),
-            *_streams(rel, source),
-            *(_sent_errors(rel, source, macros) if SERVER_FILES.match(rel) else []),
-            *(_device_printf(rel, source, macros) if CUDA_FILES.match(rel) else []),
-        ]:
-            found.append(
-                Message(
-                    EMITTER,
-                    release,
-                    message.text,
-                    message.style,
-                    message.file,
-                    message.line,
-                    message.level,
-                    message.function,
-                )
+        found += [
+            replace(message, release=release)
+            for message in (
+                *_printf_messages(rel, source, macros),
+                *_thrown(rel, source, macros),
+                *_streams(rel, source),
+                *(_sent_errors(rel, source, macros) if SERVER_FILES.match(rel) else []),
+                *(_device_printf(rel, source, macros) if CUDA_FILES.match(rel) else []),
             )
+        ]
     return found
